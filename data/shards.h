@@ -1,0 +1,99 @@
+// Token shards: binary little-endian uint16/uint32 token files plus manifest.json, read memory-mapped;
+// the writer, and prepare_data (corpus -> tokenizer -> train/val shards). Leaves out: compression and
+// random-access writes (shards are written once, in order).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lmzoo {
+
+// One split ("train" or "val") of a prepared data directory, read through mmap.
+// Tokens of all shards of the split form one contiguous stream.
+class TokenStream {
+ public:
+  // Opens DATA_DIR/manifest.json and the shards of SPLIT. Throws std::runtime_error with a
+  // clear message when the directory, manifest or a shard is missing or malformed.
+  static TokenStream open(const std::string& data_dir, const std::string& split);
+  // In-memory stream (tests, eval on a text file).
+  static TokenStream from_tokens(std::vector<int32_t> tokens);
+
+  int64_t size() const;
+  int32_t at(int64_t i) const;
+  // Copies tokens [start, start+count) into dst (int64 for torch::kLong tensors).
+  void read(int64_t start, int64_t count, int64_t* dst) const;
+  int64_t source_bytes() const { return source_bytes_; }
+
+ private:
+  struct Shard;
+  std::vector<std::shared_ptr<Shard>> shards_;
+  std::vector<int64_t> offsets_;  // start token of each shard in the stream, plus the total
+  std::shared_ptr<std::vector<int32_t>> memory_;
+  int64_t source_bytes_ = 0;
+};
+
+// DATA_DIR/manifest.json as a JSON object; throws with a clear message if absent or invalid.
+nlohmann::json read_manifest(const std::string& data_dir);
+
+// Writes DATA_DIR/manifest.json atomically (a temporary file renamed over it).
+void write_manifest(const std::string& data_dir, const nlohmann::json& manifest);
+
+// "uint16" when every id of the vocabulary fits in 16 bits, else "uint32".
+std::string shard_dtype(int vocab_size);
+
+// Writes one split as rolling shards DIR/{split}_{NNNN}.bin of at most max_shard_tokens tokens each.
+class ShardWriter {
+ public:
+  ShardWriter(std::string dir, std::string split, int vocab_size, int64_t max_shard_tokens = 100000000);
+  ~ShardWriter();
+  ShardWriter(const ShardWriter&) = delete;
+  ShardWriter& operator=(const ShardWriter&) = delete;
+
+  // Appends tokens; throws if an id is outside [0, vocab_size).
+  void write(const int* tokens, size_t count);
+  void write(const std::vector<int>& tokens) { write(tokens.data(), tokens.size()); }
+  // Closes the last shard; returns the split's manifest entry {"shards":[{"file","tokens"}],"tokens"}.
+  nlohmann::json finish();
+  int64_t tokens() const { return total_; }
+  int elem_bytes() const { return elem_bytes_; }
+
+ private:
+  void open_next();
+  std::string dir_, split_;
+  int vocab_size_, elem_bytes_;
+  int64_t max_shard_tokens_, total_ = 0, in_shard_ = 0;
+  std::FILE* file_ = nullptr;
+  nlohmann::json shards_ = nlohmann::json::array();
+  std::vector<unsigned char> buffer_;
+};
+
+// Moves the last COUNT tokens of a finished split of DIR (SPLIT: its finish() entry, updated in place)
+// to TO, in order, truncating or deleting the source shards; ON_BLOCK sees each block moved.
+void move_tail(const std::string& dir, nlohmann::json& split, int64_t count, ShardWriter& to,
+               const std::function<void(const std::vector<int>&)>& on_block);
+
+struct PrepareOptions {
+  std::string tokenizer;             // tokenizer directory or .model file
+  std::vector<std::string> inputs;   // files or directories (.txt, .jsonl)
+  std::string out_dir;
+  double val_fraction = 0.1;         // last fraction of the token stream, contiguous
+  int threads = 0;                   // 0: all cores
+  size_t chunk_bytes = 1 << 20;      // text per encoding task
+  int64_t max_shard_tokens = 100000000;
+};
+
+struct PrepareResult {
+  int64_t train_tokens = 0, val_tokens = 0, train_bytes = 0, val_bytes = 0, documents = 0;
+  double seconds = 0;
+};
+
+// Encodes every document followed by </s> on all cores with bounded memory, writes the token stream in
+// order, splits off the last val_fraction as "val", copies tokenizer.model, writes manifest.json.
+PrepareResult prepare_data(const PrepareOptions& options);
+
+}  // namespace lmzoo

@@ -1,0 +1,261 @@
+// SentencePiece tokenizer: in-process training from sampled corpus lines, loading, exact round trip.
+// Leaves out: normalisation and sampling-based encodings (subword regularisation).
+#include "data/tokenizer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include "data/corpus.h"
+
+namespace fs = std::filesystem;
+
+namespace lmzoo {
+
+namespace {
+
+const std::string kSpaceMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space symbol
+constexpr int kMaxSentenceBytes = 4096;           // longer lines are cut into chunks for training
+constexpr int kMinVocab = special::kNumSpecial + 256 + 1;  // specials, 256 byte pieces, one character
+
+// Expected piece of special id I.
+std::string special_piece(int i) {
+  static const char* fixed[] = {"<pad>", "<unk>", "<s>", "</s>", "[MASK]", "[CLS]", "[SEP]"};
+  if (i < special::kSentinel0) return fixed[i];
+  return "<extra_id_" + std::to_string(i - special::kSentinel0) + ">";
+}
+
+// The sampled training sentences handed to SentencePiece.
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(const std::vector<std::string>& lines) : lines_(lines) {}
+  bool done() const override { return i_ >= lines_.size(); }
+  void Next() override { ++i_; }
+  const std::string& value() const override { return lines_[i_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  const std::vector<std::string>& lines_;
+  size_t i_ = 0;
+};
+
+// Uniform sample (reservoir, fixed seed) of at most MAX non-empty lines of the corpus.
+std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, int64_t max) {
+  std::vector<std::string> sample;
+  std::mt19937_64 rng(1234);
+  int64_t seen = 0;
+  for_each_chunk(inputs, kMaxSentenceBytes, [&](const std::string& chunk, bool) {
+    std::istringstream lines(chunk);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty()) continue;
+      ++seen;
+      if (static_cast<int64_t>(sample.size()) < max) {
+        sample.push_back(std::move(line));
+      } else {
+        uint64_t j = rng() % static_cast<uint64_t>(seen);
+        if (j < static_cast<uint64_t>(max)) sample[j] = std::move(line);
+      }
+    }
+  });
+  return sample;
+}
+
+// Message of a failed SentencePiece status without its "Internal: file.cc(123) [check]" prefix.
+std::string status_message(const sentencepiece::util::Status& status) {
+  std::string m = status.ToString();
+  auto bracket = m.rfind("] ");
+  return bracket == std::string::npos ? m : m.substr(bracket + 2);
+}
+
+void check(const sentencepiece::util::Status& status, const std::string& what) {
+  if (!status.ok()) throw std::runtime_error(what + ": " + status_message(status));
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+void Tokenizer::train(const TokenizerTrainOptions& options) {
+  const auto& type = options.model_type;
+  if (type != "bpe" && type != "unigram" && type != "char") {
+    throw std::runtime_error("unknown model type '" + type + "' (expected bpe, unigram or char)");
+  }
+  if (options.vocab_size < kMinVocab) {
+    throw std::runtime_error("vocab size " + std::to_string(options.vocab_size) + " is too small: " +
+                             std::to_string(kMinVocab - 1) + " ids are reserved (" +
+                             std::to_string(special::kNumSpecial) + " special tokens and 256 bytes)");
+  }
+  if (options.out_dir.empty()) throw std::runtime_error("no output directory given for the tokenizer");
+  if (options.max_sentences <= 0) throw std::runtime_error("max_sentences must be positive");
+
+  std::vector<std::string> lines = sample_lines(options.inputs, options.max_sentences);
+  if (lines.empty()) throw std::runtime_error("the training input contains no text");
+
+  std::string symbols = "[MASK],[CLS],[SEP]";
+  for (int i = 0; i < special::kNumSentinels; ++i) symbols += ",<extra_id_" + std::to_string(i) + ">";
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // Exact round trip needs: identity normalisation, no dummy prefix, no whitespace squeezing, and byte
+  // fallback for characters outside the vocabulary. vocab_size is an upper bound (hard limit off), so a
+  // small corpus or the char model never fails for asking too much.
+  std::unordered_map<std::string, std::string> args = {
+      {"model_type", type},
+      {"vocab_size", std::to_string(options.vocab_size)},
+      {"hard_vocab_limit", "false"},
+      {"pad_id", "0"}, {"unk_id", "1"}, {"bos_id", "2"}, {"eos_id", "3"},
+      {"user_defined_symbols", symbols},
+      {"byte_fallback", "true"},
+      {"normalization_rule_name", "identity"},
+      {"add_dummy_prefix", "false"},
+      {"remove_extra_whitespaces", "false"},
+      {"allow_whitespace_only_pieces", "true"},
+      {"split_digits", "true"},
+      {"character_coverage", type == "char" ? "1.0" : "0.9995"},
+      {"max_sentence_length", std::to_string(2 * kMaxSentenceBytes)},
+      {"input_sentence_size", "0"},  // already sampled above
+      {"num_threads", std::to_string(threads)},
+      {"minloglevel", options.verbose ? "0" : "2"},
+  };
+  VectorIterator iterator(lines);
+  std::string model;
+  auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);
+  if (!status.ok()) {
+    std::string message = status_message(status);
+    if (message.find("required_chars") != std::string::npos) {
+      throw std::runtime_error("vocab size " + std::to_string(options.vocab_size) +
+                               " is too small for the characters of this corpus (" + message.substr(0, message.find(". Increase")) + ")");
+    }
+    throw std::runtime_error("tokenizer training failed: " + message);
+  }
+  Tokenizer trained = from_serialized(model);  // verifies the special ids
+
+  fs::create_directories(options.out_dir);
+  const std::string path = (fs::path(options.out_dir) / "tokenizer.model").string();
+  std::ofstream out(path, std::ios::binary);
+  out.write(model.data(), static_cast<std::streamsize>(model.size()));
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+Tokenizer Tokenizer::load(const std::string& dir_or_file) {
+  fs::path path = dir_or_file;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) path /= "tokenizer.model";
+  if (!fs::is_regular_file(path, ec)) {
+    throw std::runtime_error("tokenizer not found: " + path.string() + " (train one with: lmzoo tokenizer train)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return from_serialized(ss.str());
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
+Tokenizer Tokenizer::from_serialized(const std::string& model_proto) {
+  Tokenizer t;
+  check(t.sp_->LoadFromSerializedProto(model_proto), "invalid tokenizer model");
+  t.serialized_ = model_proto;
+  if (t.sp_->GetPieceSize() <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
+  for (int i = 0; i < special::kNumSpecial; ++i) {
+    if (t.sp_->IdToPiece(i) != special_piece(i)) {
+      throw std::runtime_error("not an lmzoo tokenizer: id " + std::to_string(i) + " is '" + t.sp_->IdToPiece(i) +
+                               "', expected '" + special_piece(i) + "'");
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    int id = t.sp_->PieceToId(name);
+    if (!t.sp_->IsByte(id)) throw std::runtime_error("not an lmzoo tokenizer: no byte-fallback piece " + std::string(name));
+    t.byte_ids_[b] = id;
+  }
+  t.piece_bytes_.resize(t.sp_->GetPieceSize());
+  for (int id = 0; id < t.sp_->GetPieceSize(); ++id) {
+    std::string piece = t.sp_->IdToPiece(id);
+    if (t.sp_->IsControl(id)) t.piece_bytes_[id] = 0;
+    else if (t.sp_->IsByte(id)) t.piece_bytes_[id] = 1;
+    else if (t.sp_->IsUnknown(id)) t.piece_bytes_[id] = 5;  // " \u2047 ", never produced with byte fallback
+    else {
+      int markers = 0;
+      for (size_t p = piece.find(kSpaceMarker); p != std::string::npos; p = piece.find(kSpaceMarker, p + 3)) ++markers;
+      t.piece_bytes_[id] = static_cast<int>(piece.size()) - 2 * markers;  // each 3-byte marker decodes to ' '
+    }
+  }
+  return t;
+}
+
+std::vector<int> Tokenizer::encode(const std::string& text) const {
+  // A literal U+2581 in the text would decode as a space, so it is encoded as its three bytes.
+  std::vector<int> ids, part_ids;
+  size_t start = 0;
+  while (true) {
+    size_t marker = text.find(kSpaceMarker, start);
+    size_t end = marker == std::string::npos ? text.size() : marker;
+    if (end > start) {
+      check(sp_->Encode(std::string_view(text).substr(start, end - start), &part_ids), "encode failed");
+      ids.insert(ids.end(), part_ids.begin(), part_ids.end());
+    }
+    if (marker == std::string::npos) break;
+    for (unsigned char c : kSpaceMarker) ids.push_back(byte_ids_[c]);
+    start = marker + kSpaceMarker.size();
+  }
+  return ids;
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  const int n = vocab_size();
+  for (int id : ids) {
+    if (id < 0 || id >= n) throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " + std::to_string(n) + ")");
+  }
+  std::string text;
+  check(sp_->Decode(ids, &text), "decode failed");
+  return text;
+}
+
+std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const {
+  std::vector<std::string> pieces;
+  for (int id : encode(text)) pieces.push_back(id_to_piece(id));
+  return pieces;
+}
+
+std::string Tokenizer::id_to_piece(int id) const {
+  if (id < 0 || id >= vocab_size()) throw std::runtime_error("token id " + std::to_string(id) + " is out of range");
+  return sp_->IdToPiece(id);
+}
+
+int Tokenizer::piece_to_id(const std::string& piece) const { return sp_->PieceToId(piece); }
+
+int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+
+bool Tokenizer::is_word_start(int id) const { return id_to_piece(id).rfind(kSpaceMarker, 0) == 0; }
+
+int Tokenizer::piece_bytes(int id) const {
+  if (id < 0 || id >= vocab_size()) throw std::runtime_error("token id " + std::to_string(id) + " is out of range");
+  return piece_bytes_[id];
+}
+
+std::string Tokenizer::hash() const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (unsigned char c : serialized_) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,28 @@
+// Autoregressive text generation for decoder-only models: sampling with temperature, top-k and
+// top-p (nucleus), greedy when temperature is 0; incremental decoding with the KV cache.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/gpt.h"
+
+namespace lmzoo {
+
+struct SamplingOptions {
+  int64_t max_new_tokens = 100;
+  double temperature = 1.0;  // 0: greedy (argmax)
+  int64_t top_k = 0;         // 0: no top-k filter
+  double top_p = 1.0;        // 1: no nucleus filter
+  uint64_t seed = 0;
+  int64_t eos_id = -1;       // stop after generating this id (-1: never)
+};
+
+// Picks the next token from logits (V) under the options, drawing from generator.
+int64_t sample_next_token(const torch::Tensor& logits, const SamplingOptions& options, at::Generator& generator);
+
+// Continues prompt (non-empty) and returns only the new tokens.
+std::vector<int64_t> generate_tokens(GPT& model, const std::vector<int64_t>& prompt, const SamplingOptions& options);
+
+}  // namespace lmzoo

@@ -1,0 +1,77 @@
+// GPT-style decoder-only model with GPT-2 initialisation (scaled residual projections).
+// Shapes: B batch, T new positions, P cached positions, C d_model, V vocabulary.
+#include "models/gpt.h"
+
+#include <cmath>
+
+namespace lmzoo {
+
+GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
+  config_.validate();
+  wte = register_module("wte", torch::nn::Embedding(config.vocab_size, config.d_model));
+  if (config.position == "learned") {
+    wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
+  }
+  emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
+  ln_f = register_module("ln_f", make_norm(config));
+  if (!config.tie_embeddings) {
+    lm_head = register_module(
+        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+  }
+  causal_blocked_ = torch::ones({config.max_seq_len, config.max_seq_len}, torch::kBool).triu(1);
+  init_weights();
+}
+
+void GPTImpl::init_weights() {
+  torch::NoGradGuard no_grad;
+  const double residual_std = 0.02 / std::sqrt(2.0 * config_.n_layer);
+  for (auto& item : named_parameters()) {
+    const auto& name = item.key();
+    auto& p = item.value();
+    if (p.dim() < 2) continue;  // norm weights stay 1, biases 0 from their constructors
+    bool residual_projection = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
+    p.normal_(0.0, residual_projection ? residual_std : 0.02);
+  }
+  for (auto& b : named_parameters()) {
+    if (b.key().size() > 5 && b.key().compare(b.key().size() - 5, 5, ".bias") == 0 &&
+        b.key().find("ln_") == std::string::npos) {
+      b.value().zero_();
+    }
+  }
+}
+
+torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
+  const int64_t T = idx.size(1);
+  const int64_t P = cache && !cache->empty() ? (*cache)[0].length() : 0;
+  TORCH_CHECK(P + T <= config_.max_seq_len, "sequence length ", P + T, " exceeds the model's context length ",
+              config_.max_seq_len);
+  auto x = wte(idx);  // (B, T, C)
+  if (wpe) x = x + wpe->weight.slice(0, P, P + T);  // (T, C) broadcast over B
+  x = emb_dropout(x);
+  // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
+  auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);
+  if (blocked.device() != idx.device()) {
+    causal_blocked_ = causal_blocked_.to(idx.device());
+    blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);
+  }
+  if (prefix_len.defined()) {
+    TORCH_CHECK(P == 0, "prefix-LM attention cannot be combined with a KV cache");
+    auto pos = torch::arange(T, idx.options());
+    auto key_in_prefix = pos.view({1, 1, T}) < prefix_len.view({-1, 1, 1});    // (B, 1, T)
+    auto query_in_prefix = pos.view({1, T, 1}) < prefix_len.view({-1, 1, 1});  // (B, T, 1)
+    blocked = (blocked.unsqueeze(0) & ~(key_in_prefix & query_in_prefix)).unsqueeze(1);  // (B, 1, T, T)
+  }
+  for (size_t i = 0; i < h->size(); ++i) {
+    x = h->at<TransformerBlockImpl>(i).forward(x, blocked, cache ? &(*cache)[i] : nullptr);
+  }
+  return ln_f(x);
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
+  auto x = hidden_states(idx, cache, prefix_len);       // (B, T, C)
+  return torch::matmul(x, lm_head_weight().t());        // (B, T, V)
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,45 @@
+// GPT-style decoder-only language model: token (+ learned position) embeddings, causal blocks,
+// final norm, LM head (tied to the token embeddings by default). Returns logits; no loss here.
+#pragma once
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/blocks.h"
+#include "models/config.h"
+
+namespace lmzoo {
+
+// One LayerKVCache per block, for incremental decoding.
+using KVCache = std::vector<LayerKVCache>;
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  explicit GPTImpl(const ModelConfig& config);
+  // idx: (B, T) token ids -> logits (B, T, V). With a cache, idx holds only the new tokens and
+  // positions continue after the cached ones; the cache is extended in place.
+  // prefix_len (optional, (B,) int64): positions < prefix_len attend bidirectionally (prefix-LM).
+  torch::Tensor forward(const torch::Tensor& idx, KVCache* cache = nullptr,
+                        const torch::Tensor& prefix_len = torch::Tensor());
+  // Final hidden states (B, T, C) before the LM head.
+  torch::Tensor hidden_states(const torch::Tensor& idx, KVCache* cache = nullptr,
+                              const torch::Tensor& prefix_len = torch::Tensor());
+  torch::Tensor lm_head_weight() const { return lm_head ? lm_head->weight : wte->weight; }
+
+  const ModelConfig& config() const { return config_; }
+  KVCache new_cache() const { return KVCache(config_.n_layer); }
+
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::Dropout emb_dropout{nullptr};
+  torch::nn::ModuleList h{nullptr};
+  Norm ln_f{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // null when tied
+
+ private:
+  void init_weights();
+  ModelConfig config_;
+  torch::Tensor causal_blocked_;  // (L, L) bool, true above the diagonal
+};
+TORCH_MODULE(GPT);
+
+}  // namespace lmzoo

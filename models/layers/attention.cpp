@@ -1,0 +1,41 @@
+// Multi-head self-attention: softmax(q k^T / sqrt(hs) + mask) v, with an optional KV cache.
+// Shapes: B batch, T new positions, S attended positions, C d_model, nh heads, hs head size.
+#include "models/layers/attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace lmzoo {
+
+SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
+    : n_head_(config.n_head), head_dim_(config.head_dim()) {
+  c_attn = register_module(
+      "c_attn", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, 3 * config.d_model).bias(config.bias)));
+  c_proj = register_module(
+      "c_proj", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.d_model).bias(config.bias)));
+  attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  auto qkv = c_attn(x).view({B, T, 3, n_head_, head_dim_});  // (B, T, 3, nh, hs)
+  auto q = qkv.select(2, 0).transpose(1, 2);                  // (B, nh, T, hs)
+  auto k = qkv.select(2, 1).transpose(1, 2);                  // (B, nh, T, hs)
+  auto v = qkv.select(2, 2).transpose(1, 2);                  // (B, nh, T, hs)
+  if (cache) {
+    if (cache->k.defined()) {
+      k = torch::cat({cache->k, k}, 2);  // (B, nh, S, hs)
+      v = torch::cat({cache->v, v}, 2);  // (B, nh, S, hs)
+    }
+    cache->k = k;
+    cache->v = v;
+  }
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim_)));  // (B, nh, T, S)
+  if (blocked.defined()) att = att.masked_fill(blocked, -std::numeric_limits<float>::infinity());
+  att = attn_dropout(torch::softmax(att, -1));
+  auto y = torch::matmul(att, v);                     // (B, nh, T, hs)
+  y = y.transpose(1, 2).reshape({B, T, C});           // (B, T, C)
+  return c_proj(y);
+}
+
+}  // namespace lmzoo

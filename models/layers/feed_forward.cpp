@@ -1,0 +1,26 @@
+// Position-wise feed-forward layer with a configurable activation.
+#include "models/layers/feed_forward.h"
+
+namespace lmzoo {
+
+torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
+  if (name == "relu") return torch::relu(x);
+  if (name == "gelu") return torch::gelu(x);
+  if (name == "gelu-tanh") return torch::gelu(x, "tanh");
+  if (name == "silu") return torch::silu(x);
+  throw std::invalid_argument("unknown activation '" + name + "'");
+}
+
+FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config.activation) {
+  auto linear = [&](int64_t in, int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(config.bias));
+  };
+  c_fc = register_module("c_fc", linear(config.d_model, config.ff_dim()));
+  c_proj = register_module("c_proj", linear(config.ff_dim(), config.d_model));
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  return c_proj(apply_activation(c_fc(x), activation_));
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,68 @@
+// Named presets: gpt-nano (nanoGPT's CPU "baby" shape) and the GPT-2 family (bias, GELU tanh).
+#include "models/presets.h"
+
+#include <stdexcept>
+
+namespace lmzoo {
+
+namespace {
+ModelConfig gpt2_shape(int64_t n_layer, int64_t n_head, int64_t d_model) {
+  ModelConfig c;
+  c.arch = "gpt";
+  c.vocab_size = 50257;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.d_model = d_model;
+  c.max_seq_len = 1024;
+  c.bias = true;
+  c.dropout = 0.0;
+  c.activation = "gelu-tanh";
+  return c;
+}
+
+ModelConfig gpt_nano() {
+  ModelConfig c;  // char-level nanoGPT "baby": 4 layers, 4 heads, 128 wide, context 64
+  c.n_layer = 4;
+  c.n_head = 4;
+  c.d_model = 128;
+  c.max_seq_len = 64;
+  c.bias = false;
+  c.dropout = 0.0;
+  c.activation = "gelu";
+  return c;
+}
+}  // namespace
+
+const std::vector<Preset>& all_presets() {
+  static const std::vector<Preset> presets = {
+      {"gpt-nano", "nanoGPT CPU baby: 4 layers, 4 heads, d 128, ctx 64, no bias", gpt_nano()},
+      {"gpt2", "GPT-2 small: 12 layers, 12 heads, d 768, ctx 1024", gpt2_shape(12, 12, 768)},
+      {"gpt2-medium", "GPT-2 medium: 24 layers, 16 heads, d 1024", gpt2_shape(24, 16, 1024)},
+      {"gpt2-large", "GPT-2 large: 36 layers, 20 heads, d 1280", gpt2_shape(36, 20, 1280)},
+      {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600)},
+  };
+  return presets;
+}
+
+const Preset& find_preset(const std::string& name) {
+  std::string known;
+  for (const auto& p : all_presets()) {
+    if (p.name == name) return p;
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
+}
+
+int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
+  const int64_t d = c.d_model, ff = c.ff_dim(), bias = c.bias ? 1 : 0;
+  const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
+  const int64_t attention = d * 3 * d + 3 * d * bias + d * d + d * bias;
+  const int64_t mlp = d * ff + ff * bias + ff * d + d * bias;
+  int64_t total = c.n_layer * (2 * norm + attention + mlp) + norm;  // blocks + ln_f
+  total += c.vocab_size * d;                                        // wte
+  if (!c.tie_embeddings) total += c.vocab_size * d;                 // lm_head
+  if (c.position == "learned" && include_position_embeddings) total += c.max_seq_len * d;
+  return total;
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,23 @@
+// Named model presets (published shapes) and parameter counting.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "models/config.h"
+
+namespace lmzoo {
+
+struct Preset {
+  std::string name;
+  std::string description;
+  ModelConfig config;  // vocab_size 0 means "from the tokenizer"
+};
+
+const std::vector<Preset>& all_presets();
+// Throws std::invalid_argument listing the known names when NAME is unknown.
+const Preset& find_preset(const std::string& name);
+// Parameter count of the model a config builds (unique tensors: a tied head counts once),
+// optionally without position embeddings (as MFU's N).
+int64_t count_parameters(const ModelConfig& config, bool include_position_embeddings = true);
+
+}  // namespace lmzoo

@@ -1,0 +1,51 @@
+// Helpers shared by the subcommands.
+#include "tools/cli_common.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "data/shards.h"
+#include "tools/cli_error.h"
+
+namespace lmzoo::cli {
+
+bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
+  options.add_options()("h,help", "show this help");
+  result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help() << std::endl;
+    return true;
+  }
+  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched().front() + "'");
+  return false;
+}
+
+void require_option(const cxxopts::ParseResult& result, const std::string& name) {
+  if (!result.count(name)) throw UsageError("--" + name + " is required");
+}
+
+void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint) {
+  const auto manifest = read_manifest(data_dir);
+  const std::string data_hash = manifest.value("tokenizer_hash", "");
+  if (data_hash != tokenizer.hash()) {
+    throw std::runtime_error("data in " + data_dir + " was prepared with a different tokenizer than " + checkpoint +
+                             " (re-run lmzoo prepare with that checkpoint's tokenizer)");
+  }
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void apply_thread_option(const cxxopts::ParseResult& result) {
+  if (result.count("threads") && result["threads"].as<int>() > 0) torch::set_num_threads(result["threads"].as<int>());
+}
+
+}  // namespace lmzoo::cli

@@ -1,0 +1,42 @@
+// The CLI's error boundary: every exception becomes one clear line on stderr.
+#include "tools/cli_error.h"
+
+#include <iostream>
+
+#include <c10/util/Exception.h>
+#include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
+
+namespace lmzoo::cli {
+
+namespace {
+// First line of a message: c10::Error appends a C++ backtrace we never show users.
+std::string first_line(const std::string& message) {
+  auto end = message.find('\n');
+  return end == std::string::npos ? message : message.substr(0, end);
+}
+}  // namespace
+
+int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) {
+  const std::string prefix = std::string("lmzoo ") + command + ": error: ";
+  try {
+    return fn(argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << prefix << e.what() << "\n";
+    return 2;
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << prefix << e.what() << " (see lmzoo " << command << " --help)\n";
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << prefix << "invalid JSON: " << first_line(e.what()) << "\n";
+    return 1;
+  } catch (const c10::Error& e) {
+    std::cerr << prefix << first_line(e.what_without_backtrace()) << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << prefix << first_line(e.what()) << "\n";
+    return 1;
+  }
+}
+
+}  // namespace lmzoo::cli

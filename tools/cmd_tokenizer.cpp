@@ -1,0 +1,135 @@
+// lmzoo tokenizer: `train` a SentencePiece model, `encode` stdin to pieces or ids, `decode` ids to text.
+// Leaves out: sampling-based encodings and vocabulary editing.
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include <cxxopts.hpp>
+
+#include "data/tokenizer.h"
+#include "tools/cli_error.h"
+#include "tools/commands.h"
+
+namespace lmzoo::cli {
+
+namespace {
+
+std::string read_stdin() {
+  std::ostringstream ss;
+  ss << std::cin.rdbuf();
+  return ss.str();
+}
+
+// Parses ARGV with OPTIONS; prints help and returns false when --help was given.
+bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
+  options.add_options()("h,help", "show this help");
+  result = options.parse(argc, argv);
+  if (result.count("help")) {
+    std::cout << options.help() << "\n";
+    return false;
+  }
+  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
+  return true;
+}
+
+std::string required(const cxxopts::ParseResult& result, const std::string& name) {
+  if (!result.count(name)) throw UsageError("missing --" + name);
+  return result[name].as<std::string>();
+}
+
+int train(int argc, char** argv) {
+  cxxopts::Options options("lmzoo tokenizer train", "Train a SentencePiece tokenizer (exact byte round trip, fixed special ids).");
+  options.add_options()
+      ("i,input", "text files (.txt, .jsonl with \"text\") or directories; repeat or comma-separate",
+       cxxopts::value<std::vector<std::string>>())
+      ("vocab-size", "vocabulary size (an upper bound; >= 364; char: any large number)", cxxopts::value<int>()->default_value("8000"))
+      ("model-type", "bpe | unigram | char", cxxopts::value<std::string>()->default_value("bpe"))
+      ("o,out", "output directory (writes OUT/tokenizer.model)", cxxopts::value<std::string>())
+      ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
+      ("verbose", "show SentencePiece's training log");
+  cxxopts::ParseResult result;
+  if (!parse(options, argc, argv, result)) return 0;
+  TokenizerTrainOptions train_options;
+  if (!result.count("input")) throw UsageError("missing --input");
+  train_options.inputs = result["input"].as<std::vector<std::string>>();
+  train_options.out_dir = required(result, "out");
+  train_options.vocab_size = result["vocab-size"].as<int>();
+  train_options.model_type = result["model-type"].as<std::string>();
+  train_options.max_sentences = result["max-sentences"].as<int64_t>();
+  train_options.verbose = result.count("verbose") > 0;
+  const auto& type = train_options.model_type;
+  if (type != "bpe" && type != "unigram" && type != "char") {
+    throw UsageError("unknown --model-type '" + type + "' (expected bpe, unigram or char)");
+  }
+  if (train_options.vocab_size <= 0) throw UsageError("--vocab-size must be positive");
+  Tokenizer::train(train_options);
+  Tokenizer tokenizer = Tokenizer::load(train_options.out_dir);
+  std::cout << "trained " << type << " tokenizer: vocab size " << tokenizer.vocab_size() << ", hash "
+            << tokenizer.hash() << ", written to " << train_options.out_dir << "/tokenizer.model\n";
+  return 0;
+}
+
+int encode(int argc, char** argv) {
+  cxxopts::Options options("lmzoo tokenizer encode", "Encode all of stdin; print pieces (or ids) separated by spaces on one line.");
+  options.add_options()
+      ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
+      ("ids", "print token ids instead of pieces");
+  cxxopts::ParseResult result;
+  if (!parse(options, argc, argv, result)) return 0;
+  Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  const std::string text = read_stdin();
+  std::string line;
+  if (result.count("ids")) {
+    for (int id : tokenizer.encode(text)) line += (line.empty() ? "" : " ") + std::to_string(id);
+  } else {
+    for (const auto& piece : tokenizer.encode_pieces(text)) line += (line.empty() ? "" : " ") + piece;
+  }
+  std::cout << line << "\n";
+  return 0;
+}
+
+int decode(int argc, char** argv) {
+  cxxopts::Options options("lmzoo tokenizer decode", "Decode whitespace-separated ids from stdin; print the exact text.");
+  options.add_options()("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>());
+  cxxopts::ParseResult result;
+  if (!parse(options, argc, argv, result)) return 0;
+  Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  std::istringstream in(read_stdin());
+  std::vector<int> ids;
+  for (std::string word; in >> word;) {
+    size_t used = 0;
+    int id = -1;
+    try {
+      id = std::stoi(word, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != word.size() || id < 0 || id >= tokenizer.vocab_size()) {
+      throw UsageError("'" + word + "' on stdin is not a token id in [0, " + std::to_string(tokenizer.vocab_size()) + ")");
+    }
+    ids.push_back(id);
+  }
+  std::cout << tokenizer.decode(ids) << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+int run_tokenizer(int argc, char** argv) {
+  const std::string usage = "usage: lmzoo tokenizer train|encode|decode [options] (see lmzoo tokenizer <action> --help)";
+  if (argc < 2) throw UsageError("missing action; " + usage);
+  const std::string action = argv[1];
+  if (action == "-h" || action == "--help") {
+    std::cout << usage << "\n"
+              << "  train   train a SentencePiece tokenizer on text files\n"
+              << "  encode  encode stdin to pieces or ids\n"
+              << "  decode  decode ids on stdin to text\n";
+    return 0;
+  }
+  if (action == "train") return train(argc - 1, argv + 1);
+  if (action == "encode") return encode(argc - 1, argv + 1);
+  if (action == "decode") return decode(argc - 1, argv + 1);
+  throw UsageError("unknown action '" + action + "'; " + usage);
+}
+
+}  // namespace lmzoo::cli

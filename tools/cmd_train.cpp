@@ -1,0 +1,171 @@
+// lmzoo train: assemble model + training config from preset / JSON / flags, then run the trainer;
+// or --resume a run from its last checkpoint.
+#include <filesystem>
+#include <iostream>
+
+#include "data/shards.h"
+#include "data/tokenizer.h"
+#include "models/presets.h"
+#include "tools/cli_common.h"
+#include "tools/cli_error.h"
+#include "tools/commands.h"
+#include "train/trainer.h"
+
+namespace lmzoo::cli {
+
+namespace {
+
+template <typename T>
+void override_from(const cxxopts::ParseResult& r, const std::string& flag, T& field) {
+  if (r.count(flag)) field = r[flag].as<T>();
+}
+
+void add_options(cxxopts::Options& options) {
+  const TrainConfig t;
+  options.add_options("Model")
+      ("arch", "architecture: gpt", cxxopts::value<std::string>()->default_value("gpt"))
+      ("preset", "named preset (see lmzoo presets); default gpt-nano", cxxopts::value<std::string>())
+      ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>())
+      ("n-layer", "number of blocks", cxxopts::value<int64_t>())
+      ("n-head", "attention heads", cxxopts::value<int64_t>())
+      ("d-model", "model width", cxxopts::value<int64_t>())
+      ("seq-len", "context length", cxxopts::value<int64_t>())
+      ("dropout", "dropout probability", cxxopts::value<double>())
+      ("bias", "biases in linear layers and norms (true|false)", cxxopts::value<bool>()->implicit_value("true"));
+  options.add_options("Data")
+      ("data", "prepared data directory (lmzoo prepare)", cxxopts::value<std::string>())
+      ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
+      ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
+  options.add_options("Training")
+      ("batch-size", "sequences per micro-batch", cxxopts::value<int64_t>()->default_value(std::to_string(t.batch_size)))
+      ("grad-accum", "micro-batches per optimizer step", cxxopts::value<int64_t>()->default_value(std::to_string(t.grad_accum)))
+      ("steps", "optimizer steps in total", cxxopts::value<int64_t>()->default_value(std::to_string(t.steps)))
+      ("lr", "peak learning rate", cxxopts::value<double>()->default_value("1e-3"))
+      ("min-lr", "final learning rate", cxxopts::value<double>()->default_value("1e-4"))
+      ("warmup", "linear warmup steps", cxxopts::value<int64_t>()->default_value(std::to_string(t.warmup)))
+      ("schedule", "cosine|linear|constant", cxxopts::value<std::string>()->default_value(t.schedule))
+      ("weight-decay", "AdamW weight decay (tensors with >= 2 dims)", cxxopts::value<double>()->default_value("0.1"))
+      ("beta1", "AdamW beta1", cxxopts::value<double>()->default_value("0.9"))
+      ("beta2", "AdamW beta2", cxxopts::value<double>()->default_value("0.95"))
+      ("grad-clip", "gradient norm clip (0: off)", cxxopts::value<double>()->default_value("1.0"))
+      ("eval-interval", "steps between validations and checkpoints", cxxopts::value<int64_t>()->default_value(std::to_string(t.eval_interval)))
+      ("eval-iters", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value(std::to_string(t.eval_iters)))
+      ("log-interval", "steps between progress lines / metrics records", cxxopts::value<int64_t>()->default_value(std::to_string(t.log_interval)))
+      ("seed", "random seed", cxxopts::value<uint64_t>()->default_value(std::to_string(t.seed)))
+      ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value(t.device))
+      ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value(t.precision))
+      ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
+}
+
+ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {
+  if (r.count("preset") && r.count("config")) throw UsageError("give --preset or --config, not both");
+  ModelConfig model = find_preset(r.count("preset") ? r["preset"].as<std::string>() : "gpt-nano").config;
+  if (r.count("config")) {
+    model = load_model_config(r["config"].as<std::string>());
+    if (model.vocab_size != 0 && model.vocab_size != tokenizer_vocab) {
+      throw std::runtime_error("model config vocab_size " + std::to_string(model.vocab_size) +
+                               " does not match the data's tokenizer (" + std::to_string(tokenizer_vocab) + ")");
+    }
+  }
+  model.vocab_size = tokenizer_vocab;
+  if (r["arch"].as<std::string>() != model.arch) {
+    throw UsageError("--arch " + r["arch"].as<std::string>() + " is not available (this build trains: gpt)");
+  }
+  override_from(r, "n-layer", model.n_layer);
+  override_from(r, "n-head", model.n_head);
+  override_from(r, "d-model", model.d_model);
+  override_from(r, "seq-len", model.max_seq_len);
+  override_from(r, "dropout", model.dropout);
+  override_from(r, "bias", model.bias);
+  model.validate();
+  return model;
+}
+
+// Training flags override the config (defaults for a new run, the saved values on resume).
+void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
+  auto set = [&](const std::string& flag, auto& field) {
+    if (!only_given || r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
+  };
+  set("batch-size", t.batch_size);
+  set("grad-accum", t.grad_accum);
+  set("steps", t.steps);
+  set("lr", t.lr);
+  set("min-lr", t.min_lr);
+  set("warmup", t.warmup);
+  set("schedule", t.schedule);
+  set("weight-decay", t.weight_decay);
+  set("beta1", t.beta1);
+  set("beta2", t.beta2);
+  set("grad-clip", t.grad_clip);
+  set("eval-interval", t.eval_interval);
+  set("eval-iters", t.eval_iters);
+  set("log-interval", t.log_interval);
+  set("seed", t.seed);
+  set("device", t.device);
+  set("precision", t.precision);
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+  cxxopts::Options options("lmzoo train", "Train a language model on prepared token shards.");
+  add_options(options);
+  cxxopts::ParseResult r;
+  if (parse_or_help(options, argc, argv, r)) return 0;
+  apply_thread_option(r);
+
+  TrainRequest request;
+  if (r.count("resume")) {
+    // Resume: configs come from the checkpoint; only explicitly given training flags change them.
+    const std::string run_dir = r["resume"].as<std::string>();
+    if (!std::filesystem::exists(run_dir + "/last")) {
+      throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
+    }
+    CheckpointInfo info = read_checkpoint(run_dir + "/last");
+    request.model = info.model;
+    request.train = info.train;
+    apply_training_flags(r, request.train, /*only_given=*/true);
+    if (r.count("data")) request.train.data_dir = r["data"].as<std::string>();
+    request.train.out_dir = run_dir;
+    request.tokenizer_model = info.tokenizer_model;
+    request.resume_dir = info.dir;
+    if (info.state.step >= request.train.steps) {
+      throw UsageError("the run is already at step " + std::to_string(info.state.step) +
+                       " of " + std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
+    }
+    check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
+  } else {
+    require_option(r, "data");
+    require_option(r, "out");
+    request.train.data_dir = r["data"].as<std::string>();
+    request.train.out_dir = r["out"].as<std::string>();
+    apply_training_flags(r, request.train, /*only_given=*/false);
+    const auto manifest = read_manifest(request.train.data_dir);
+    request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
+    const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
+    if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
+      throw std::runtime_error(request.train.data_dir + "/tokenizer.model does not match the manifest's tokenizer hash");
+    }
+    request.model = model_config_from_flags(r, tokenizer.vocab_size());
+    if (std::filesystem::exists(request.train.out_dir + "/last")) {
+      throw UsageError(request.train.out_dir + " already holds a run (use --resume " + request.train.out_dir +
+                       " or another --out)");
+    }
+  }
+  request.train.validate();
+  const TrainResult result = train_model(request);
+  std::cout << nlohmann::json({{"step", result.state.step},
+                               {"train_loss", result.last_train_loss},
+                               {"val_loss", std::isnan(result.last_val_loss) ? nlohmann::json(nullptr)
+                                                                             : nlohmann::json(result.last_val_loss)},
+                               {"best_val_loss", std::isfinite(result.state.best_val_loss)
+                                                     ? nlohmann::json(result.state.best_val_loss)
+                                                     : nlohmann::json(nullptr)},
+                               {"run_dir", request.train.out_dir},
+                               {"interrupted", result.interrupted}})
+                   .dump()
+            << std::endl;
+  return result.interrupted ? 130 : 0;
+}
+
+}  // namespace lmzoo::cli

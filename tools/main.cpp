@@ -1,0 +1,48 @@
+// lmzoo: git-style dispatcher to the subcommands (tokenizer, prepare, train, eval, ...).
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "tools/cli_error.h"
+#include "tools/commands.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const Subcommand kSubcommands[] = {
+    {"tokenizer", lmzoo::cli::run_tokenizer, "train a SentencePiece tokenizer; encode / decode stdin"},
+    {"prepare", lmzoo::cli::run_prepare, "tokenize a corpus into train/val token shards"},
+    {"train", lmzoo::cli::run_train, "train a model (or --resume a run)"},
+    {"eval", lmzoo::cli::run_eval, "perplexity of a checkpoint on shards or a text file"},
+    {"generate", lmzoo::cli::run_generate, "generate text from a prompt"},
+    {"export", lmzoo::cli::run_export, "export a checkpoint as a runnable TorchScript module"},
+    {"presets", lmzoo::cli::run_presets, "list named model presets with parameter counts"},
+    {"bench", lmzoo::cli::run_bench, "measure training speed (ms/iter, tokens/s, MFU)"},
+};
+
+void print_usage(std::ostream& out) {
+  out << "lmzoo: train, evaluate, sample and export transformer language models\n\n"
+      << "usage: lmzoo <command> [options]   (lmzoo <command> --help for its options)\n\ncommands:\n";
+  for (const auto& c : kSubcommands) {
+    out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : kSubcommands) {
+    if (std::strcmp(argv[1], c.name) == 0) return lmzoo::cli::guarded(c.name, c.run, argc - 1, argv + 1);
+  }
+  std::cerr << "lmzoo: error: unknown command '" << argv[1] << "' (see lmzoo --help)\n";
+  return 2;
+}

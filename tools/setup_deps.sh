@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages lmzoo needs, only those not yet installed.
+# Usage: tools/setup_deps.sh [build] [test] [demo] [all]   (default: all groups)
+# Quiet and idempotent when everything is present; never runs apt-get update otherwise.
+set -euo pipefail
+
+# Package groups. "build" covers the toolchain and every library the C++ code links.
+BUILD_PKGS=(g++ cmake make pkg-config ccache
+  libtorch-dev libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2
+  libopenblas0-pthread libgloo-dev)
+# Tests cross-check against PyTorch (/usr/bin/python3) and the spm_* command-line tools.
+TEST_PKGS=(python3-torch sentencepiece)
+# The demo trains on the King James Bible text (the `bible` command).
+DEMO_PKGS=(bible-kjv)
+
+usage() {
+  echo "usage: $0 [build] [test] [demo] [all]   (default: all)" >&2
+}
+
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(all)
+
+wanted=()
+for g in "${groups[@]}"; do
+  case "$g" in
+    build) wanted+=("${BUILD_PKGS[@]}") ;;
+    test | tests) wanted+=("${TEST_PKGS[@]}") ;;
+    demo) wanted+=("${DEMO_PKGS[@]}") ;;
+    all) wanted+=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${DEMO_PKGS[@]}") ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "setup_deps: unknown group '$g'" >&2; usage; exit 2 ;;
+  esac
+done
+
+# Keep only the packages that are not fully installed (deduplicated, order kept).
+missing=()
+for p in "${wanted[@]}"; do
+  case " ${missing[*]-} " in *" $p "*) continue ;; esac
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup_deps: installing missing Debian packages: ${missing[*]}"
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  SUDO=(sudo -n)
+else
+  echo "setup_deps: need root to install: ${missing[*]}" >&2
+  echo "setup_deps: run this script as root, or give this user password-less sudo," >&2
+  echo "setup_deps: or install them yourself: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup_deps: done"

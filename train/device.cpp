@@ -1,0 +1,51 @@
+// Device selection and bf16 autocast (ATen's autocast state, as torch.autocast sets it).
+#include "train/device.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <stdexcept>
+
+namespace lmzoo {
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name.rfind("cuda", 0) == 0) {
+    if (!torch::cuda::is_available()) {
+      throw std::runtime_error("--device " + name + ": CUDA is not available on this machine (use --device cpu)");
+    }
+    torch::Device device(torch::kCUDA, 0);
+    try {
+      device = torch::Device(name);
+    } catch (const c10::Error&) {
+      throw std::invalid_argument("--device '" + name + "' is not auto, cpu, cuda or cuda:N");
+    }
+    if (device.index() >= static_cast<int>(torch::cuda::device_count())) {
+      throw std::runtime_error("--device " + name + ": this machine has " +
+                               std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
+    }
+    return device;
+  }
+  throw std::invalid_argument("--device '" + name + "' is not auto, cpu, cuda or cuda:N");
+}
+
+AutocastScope::AutocastScope(const std::string& precision, const torch::Device& device)
+    : enabled_(precision == "bf16"), cuda_(device.is_cuda()) {
+  if (!enabled_) return;
+  if (cuda_) {
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+  }
+}
+
+AutocastScope::~AutocastScope() {
+  if (!enabled_) return;
+  if (cuda_) at::autocast::set_enabled(false);
+  else at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
+
+}  // namespace lmzoo

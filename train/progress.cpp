@@ -1,0 +1,49 @@
+// Progress bar / plain progress lines: step, loss, lr, tokens/s, ETA.
+#include "train/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+namespace lmzoo {
+
+std::string format_duration(double seconds) {
+  const int64_t s = seconds < 0 ? 0 : int64_t(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", long(s / 3600), long(s / 60 % 60), long(s % 60));
+  else std::snprintf(buf, sizeof buf, "%02ld:%02ld", long(s / 60), long(s % 60));
+  return buf;
+}
+
+Progress::Progress() : tty_(isatty(STDERR_FILENO)) {}
+
+void Progress::update(const ProgressPoint& p) {
+  const double done = double(p.step) / double(p.total_steps);
+  const double eta = p.step > 0 ? p.elapsed_s / done * (1.0 - done) : 0.0;
+  char stats[160];
+  std::snprintf(stats, sizeof stats, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | ETA %s", long(p.step),
+                long(p.total_steps), p.loss, p.lr, p.tokens_per_s, format_duration(eta).c_str());
+  if (!tty_) {
+    std::cerr << stats << "\n";
+    return;
+  }
+  constexpr int kWidth = 24;
+  const int filled = int(done * kWidth);
+  std::string bar = "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+  std::cerr << "\r\033[K" << bar << stats << std::flush;
+  bar_drawn_ = true;
+}
+
+void Progress::note(const std::string& message) {
+  if (bar_drawn_) std::cerr << "\r\033[K";
+  std::cerr << message << "\n";
+  bar_drawn_ = false;
+}
+
+void Progress::finish() {
+  if (bar_drawn_) std::cerr << "\n";
+  bar_drawn_ = false;
+}
+
+}  // namespace lmzoo

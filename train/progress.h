@@ -1,0 +1,28 @@
+// Training progress on stderr: a redrawn bar on a terminal, plain lines otherwise.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace lmzoo {
+
+struct ProgressPoint {
+  int64_t step, total_steps;
+  double loss, lr, tokens_per_s, elapsed_s;
+};
+
+class Progress {
+ public:
+  Progress();  // detects whether stderr is a terminal
+  void update(const ProgressPoint& p);
+  // A message on its own line (eval results, checkpoint notes), not overwritten by the bar.
+  void note(const std::string& message);
+  void finish();
+
+ private:
+  bool tty_;
+  bool bar_drawn_ = false;
+};
+
+std::string format_duration(double seconds);
+
+}  // namespace lmzoo

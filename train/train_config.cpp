@@ -1,0 +1,33 @@
+// TrainConfig validation.
+#include "train/train_config.h"
+
+#include <stdexcept>
+
+namespace lmzoo {
+
+namespace {
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument("training config: " + message);
+}
+}  // namespace
+
+void TrainConfig::validate() const {
+  require(objective == "causal" || objective == "prefix", "objective '" + objective + "' is not causal|prefix");
+  require(batch_size > 0, "batch_size must be positive");
+  require(grad_accum > 0, "grad_accum must be positive");
+  require(steps > 0, "steps must be positive");
+  require(lr > 0, "lr must be positive");
+  require(min_lr >= 0 && min_lr <= lr, "min_lr must be in [0, lr]");
+  require(warmup >= 0, "warmup must be >= 0");
+  require(schedule == "cosine" || schedule == "linear" || schedule == "constant",
+          "schedule '" + schedule + "' is not cosine|linear|constant");
+  require(weight_decay >= 0, "weight_decay must be >= 0");
+  require(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "beta1 and beta2 must be in [0, 1)");
+  require(grad_clip >= 0, "grad_clip must be >= 0");
+  require(eval_interval > 0, "eval_interval must be positive");
+  require(eval_iters > 0, "eval_iters must be positive");
+  require(log_interval > 0, "log_interval must be positive");
+  require(precision == "fp32" || precision == "bf16", "precision '" + precision + "' is not fp32|bf16");
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,41 @@
+// Training configuration: objective, data, optimiser, schedule, evaluation and device settings.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace lmzoo {
+
+struct TrainConfig {
+  std::string objective = "causal";  // causal | prefix
+  std::string data_dir;
+  std::string out_dir;
+  int64_t batch_size = 12;
+  int64_t grad_accum = 1;
+  int64_t steps = 2000;
+  double lr = 1e-3;
+  double min_lr = 1e-4;
+  int64_t warmup = 100;
+  std::string schedule = "cosine";  // cosine | linear | constant
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double grad_clip = 1.0;  // 0 disables clipping
+  int64_t eval_interval = 250;
+  int64_t eval_iters = 20;
+  int64_t log_interval = 10;
+  uint64_t seed = 1337;
+  std::string device = "auto";     // auto | cpu | cuda[:N]
+  std::string precision = "fp32";  // fp32 | bf16
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, out_dir, batch_size, grad_accum,
+                                                steps, lr, min_lr, warmup, schedule, weight_decay, beta1, beta2,
+                                                grad_clip, eval_interval, eval_iters, log_interval, seed, device,
+                                                precision)
+
+}  // namespace lmzoo

@@ -1,0 +1,203 @@
+// The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval,
+// best/last checkpoints, SIGINT-safe stop, metrics.jsonl and progress on stderr.
+#include "train/trainer.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+
+#include "data/batcher_causal.h"
+#include "data/shards.h"
+#include "models/presets.h"
+#include "train/device.h"
+#include "train/metrics_log.h"
+#include "train/objectives.h"
+#include "train/optimizer.h"
+#include "train/progress.h"
+#include "train/schedule.h"
+
+namespace lmzoo {
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+void request_stop(int) { g_stop_requested = true; }
+
+// Installs SIGINT/SIGTERM handlers for the scope: the loop finishes its step, saves, and returns.
+struct StopSignalScope {
+  void (*old_int)(int), (*old_term)(int);
+  StopSignalScope() {
+    g_stop_requested = false;
+    old_int = std::signal(SIGINT, request_stop);
+    old_term = std::signal(SIGTERM, request_stop);
+  }
+  ~StopSignalScope() {
+    std::signal(SIGINT, old_int);
+    std::signal(SIGTERM, old_term);
+  }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+double estimate_loss(GPT& model, const TokenStream& stream, const TrainConfig& config, const torch::Device& device,
+                     uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  CausalBatcher batcher(stream, config.batch_size, model->config().max_seq_len, seed);
+  double total = 0.0;
+  for (int64_t i = 0; i < config.eval_iters; ++i) {
+    auto batch = batcher.batch(i, 0);
+    AutocastScope autocast(config.precision, device);
+    total += causal_lm_loss(model, {batch.inputs.to(device), batch.targets.to(device)}).item<double>();
+  }
+  model->train(was_training);
+  return total / double(config.eval_iters);
+}
+
+TrainResult train_model(const TrainRequest& request) {
+  const TrainConfig& cfg = request.train;
+  cfg.validate();
+  request.model.validate();
+  const torch::Device device = resolve_device(cfg.device);
+  const std::string run_dir = cfg.out_dir;
+  TrainResult result;
+  result.last_val_loss = std::nan("");
+
+  // Data: the train split feeds the batcher; the val split (if long enough) the loss estimate.
+  TokenStream train_stream = TokenStream::open(cfg.data_dir, "train");
+  TokenStream val_stream = TokenStream::open(cfg.data_dir, "val");
+  const int64_t T = request.model.max_seq_len;
+  const bool has_val = val_stream.size() > T;
+  CausalBatcher batcher(train_stream, cfg.batch_size, T, cfg.seed);
+
+  // Model, optimizer and trainer state: fresh, or restored whole from a checkpoint.
+  torch::manual_seed(cfg.seed);
+  CheckpointInfo info;
+  info.model = request.model;
+  info.train = cfg;
+  info.tokenizer_model = request.tokenizer_model;
+  GPT model(request.model);
+  model->to(device);
+  auto optimizer = make_optimizer(*model, cfg);
+  if (!request.resume_dir.empty()) {
+    CheckpointInfo resumed = read_checkpoint(request.resume_dir);
+    model = load_model(resumed, device);
+    optimizer = make_optimizer(*model, cfg);
+    load_optimizer_state(resumed, *optimizer);
+    restore_rng_state(resumed);
+    info.state = resumed.state;
+  }
+  TrainerState& state = info.state;
+  model->train();
+
+  std::unique_ptr<MetricsLog> metrics;
+  if (request.write_outputs) {
+    std::filesystem::create_directories(run_dir);
+    metrics = std::make_unique<MetricsLog>(run_dir + "/metrics.jsonl");
+  }
+  Progress progress;
+  const int64_t tokens_per_step = cfg.batch_size * T * cfg.grad_accum;
+  if (request.show_progress) {
+    progress.note("lmzoo train: " + std::to_string(count_parameters(request.model)) + " parameters, device " +
+                  device.str() + ", " + std::to_string(tokens_per_step) + " tokens/step, steps " +
+                  std::to_string(state.step) + " -> " + std::to_string(cfg.steps));
+  }
+  StopSignalScope stop_signals;
+  const auto run_start = std::chrono::steady_clock::now();
+  const double elapsed_before = state.elapsed_s;
+  auto window_start = run_start;
+  int64_t window_steps = 0;
+
+  auto save = [&](const std::string& name) {
+    if (!request.write_outputs) return;
+    state.elapsed_s = elapsed_before + seconds_since(run_start);
+    save_checkpoint(run_dir + "/" + name, model, optimizer.get(), info);
+  };
+
+  while (state.step < cfg.steps) {
+    // One optimizer step: LR from the schedule, grad_accum micro-batches, clip, AdamW.
+    const auto step_start = std::chrono::steady_clock::now();
+    const double lr = learning_rate(cfg, state.step);
+    set_learning_rate(*optimizer, lr);
+    double step_loss = 0.0;
+    for (int64_t micro = 0; micro < cfg.grad_accum; ++micro) {
+      auto batch = batcher.batch(state.step, micro);
+      torch::Tensor loss;
+      {
+        AutocastScope autocast(cfg.precision, device);
+        loss = causal_lm_loss(model, {batch.inputs.to(device), batch.targets.to(device)}) / double(cfg.grad_accum);
+      }
+      loss.backward();
+      step_loss += loss.item<double>();
+    }
+    if (cfg.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.grad_clip);
+    optimizer->step();
+    for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
+    ++state.step;
+    state.tokens_seen += tokens_per_step;
+    result.step_seconds.push_back(seconds_since(step_start));
+    result.last_train_loss = step_loss;
+    ++window_steps;
+
+    // Logging: progress bar / lines and a metrics record every log_interval steps.
+    if (state.step % cfg.log_interval == 0 || state.step == cfg.steps) {
+      const double window_s = seconds_since(window_start);
+      const double tokens_per_s = double(window_steps * tokens_per_step) / std::max(window_s, 1e-9);
+      const double elapsed = seconds_since(run_start);
+      if (request.show_progress) {
+        // ETA from this call's own pace: steps done here over time spent here.
+        const double pace = elapsed / double(result.step_seconds.size());
+        progress.update({state.step, cfg.steps, step_loss, lr, tokens_per_s,
+                         pace * double(state.step)});
+      }
+      if (metrics) {
+        metrics->append({{"type", "train"}, {"step", state.step}, {"loss", step_loss}, {"lr", lr},
+                         {"tokens_per_s", tokens_per_s}, {"tokens_seen", state.tokens_seen},
+                         {"elapsed_s", elapsed_before + elapsed}});
+      }
+      window_start = std::chrono::steady_clock::now();
+      window_steps = 0;
+    }
+
+    // Validation and checkpoints: last/ every eval, best/ when validation improves.
+    const bool stopping = g_stop_requested.load();
+    if (state.step % cfg.eval_interval == 0 || state.step == cfg.steps || stopping) {
+      double val_loss = std::nan("");
+      if (has_val && !stopping) {
+        val_loss = estimate_loss(model, val_stream, cfg, device, mix_seed(cfg.seed, 0xE7A1));
+        result.last_val_loss = val_loss;
+        if (request.show_progress) {
+          char line[128];
+          std::snprintf(line, sizeof line, "step %ld: val loss %.4f (ppl %.2f)", long(state.step), val_loss,
+                        std::exp(val_loss));
+          progress.note(line);
+        }
+        if (metrics) metrics->append({{"type", "eval"}, {"step", state.step}, {"val_loss", val_loss},
+                                      {"val_ppl", std::exp(val_loss)}});
+      }
+      const bool improved = has_val && !stopping && val_loss < state.best_val_loss;
+      if (improved) state.best_val_loss = val_loss;
+      save("last");
+      if (improved || (!has_val && !stopping)) save("best");
+      if (stopping) {
+        if (request.show_progress) progress.note("interrupted: saved " + run_dir + "/last at step " +
+                                                 std::to_string(state.step) + " (resume with --resume)");
+        result.interrupted = true;
+        break;
+      }
+    }
+  }
+  if (request.show_progress) progress.finish();
+  state.elapsed_s = elapsed_before + seconds_since(run_start);
+  result.state = state;
+  return result;
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,37 @@
+// The training loop: batches -> loss -> AdamW step, with periodic validation, checkpoints,
+// progress and metrics.jsonl. One function, read top-down (nanoGPT's train.py).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "data/shards.h"
+#include "models/config.h"
+#include "train/checkpoint.h"
+#include "train/train_config.h"
+
+namespace lmzoo {
+
+struct TrainRequest {
+  ModelConfig model;
+  TrainConfig train;
+  std::string tokenizer_model;  // serialized SentencePiece model, stored in checkpoints
+  std::string resume_dir;       // a checkpoint to continue from (empty: fresh start)
+  bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
+  bool show_progress = true;
+};
+
+struct TrainResult {
+  TrainerState state;
+  double last_train_loss = 0.0;
+  double last_val_loss = 0.0;   // NaN when never evaluated
+  std::vector<double> step_seconds;  // wall time of each optimizer step run in this call
+  bool interrupted = false;      // stopped by SIGINT / SIGTERM after saving last/
+};
+
+TrainResult train_model(const TrainRequest& request);
+
+// Mean loss over `iters` seeded batches of a split (the trainer's validation estimate).
+double estimate_loss(GPT& model, const TokenStream& stream, const TrainConfig& config,
+                     const torch::Device& device, uint64_t seed);
+
+}  // namespace lmzoo
