@@ -12,10 +12,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
-
 #include "data/corpus.h"
+#include "data/sentencepiece_bridge.h"
 
 namespace fs = std::filesystem;
 
@@ -33,20 +31,6 @@ std::string special_piece(int i) {
   if (i < special::kSentinel0) return fixed[i];
   return "<extra_id_" + std::to_string(i - special::kSentinel0) + ">";
 }
-
-// The sampled training sentences handed to SentencePiece.
-class VectorIterator : public sentencepiece::SentenceIterator {
- public:
-  explicit VectorIterator(const std::vector<std::string>& lines) : lines_(lines) {}
-  bool done() const override { return i_ >= lines_.size(); }
-  void Next() override { ++i_; }
-  const std::string& value() const override { return lines_[i_]; }
-  sentencepiece::util::Status status() const override { return {}; }
-
- private:
-  const std::vector<std::string>& lines_;
-  size_t i_ = 0;
-};
 
 // Uniform sample (reservoir, fixed seed) of at most MAX non-empty lines of the corpus.
 std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, int64_t max) {
@@ -69,20 +53,20 @@ std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, in
   return sample;
 }
 
-// Message of a failed SentencePiece status without its "Internal: file.cc(123) [check]" prefix.
-std::string status_message(const sentencepiece::util::Status& status) {
-  std::string m = status.ToString();
+// A SentencePiece error message without its "file.cc(123) [check]" prefix.
+std::string status_message(const std::string& m) {
   auto bracket = m.rfind("] ");
   return bracket == std::string::npos ? m : m.substr(bracket + 2);
 }
 
-void check(const sentencepiece::util::Status& status, const std::string& what) {
-  if (!status.ok()) throw std::runtime_error(what + ": " + status_message(status));
+// Throws when a bridge call returned an error message.
+void check(const std::string& error, const std::string& what) {
+  if (!error.empty()) throw std::runtime_error(what + ": " + status_message(error));
 }
 
 }  // namespace
 
-Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+Tokenizer::Tokenizer() : sp_(new_spm_processor()) {}
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -109,7 +93,7 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
   // Exact round trip needs: identity normalisation, no dummy prefix, no whitespace squeezing, and byte
   // fallback for characters outside the vocabulary. vocab_size is an upper bound (hard limit off), so a
   // small corpus or the char model never fails for asking too much.
-  std::unordered_map<std::string, std::string> args = {
+  SpmArgs args = {
       {"model_type", type},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"hard_vocab_limit", "false"},
@@ -127,11 +111,10 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
       {"num_threads", std::to_string(threads)},
       {"minloglevel", options.verbose ? "0" : "2"},
   };
-  VectorIterator iterator(lines);
   std::string model;
-  auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, &model);
-  if (!status.ok()) {
-    std::string message = status_message(status);
+  const std::string error = spm_train(args, lines, &model);
+  if (!error.empty()) {
+    std::string message = status_message(error);
     if (message.find("required_chars") != std::string::npos) {
       throw std::runtime_error("vocab size " + std::to_string(options.vocab_size) +
                                " is too small for the characters of this corpus (" + message.substr(0, message.find(". Increase")) + ")");
@@ -166,28 +149,28 @@ Tokenizer Tokenizer::load(const std::string& dir_or_file) {
 
 Tokenizer Tokenizer::from_serialized(const std::string& model_proto) {
   Tokenizer t;
-  check(t.sp_->LoadFromSerializedProto(model_proto), "invalid tokenizer model");
+  check(t.sp_->load_serialized(model_proto), "invalid tokenizer model");
   t.serialized_ = model_proto;
-  if (t.sp_->GetPieceSize() <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
+  if (t.sp_->piece_size() <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
   for (int i = 0; i < special::kNumSpecial; ++i) {
-    if (t.sp_->IdToPiece(i) != special_piece(i)) {
-      throw std::runtime_error("not an lmzoo tokenizer: id " + std::to_string(i) + " is '" + t.sp_->IdToPiece(i) +
+    if (t.sp_->id_to_piece(i) != special_piece(i)) {
+      throw std::runtime_error("not an lmzoo tokenizer: id " + std::to_string(i) + " is '" + t.sp_->id_to_piece(i) +
                                "', expected '" + special_piece(i) + "'");
     }
   }
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    int id = t.sp_->PieceToId(name);
-    if (!t.sp_->IsByte(id)) throw std::runtime_error("not an lmzoo tokenizer: no byte-fallback piece " + std::string(name));
+    int id = t.sp_->piece_to_id(name);
+    if (!t.sp_->is_byte(id)) throw std::runtime_error("not an lmzoo tokenizer: no byte-fallback piece " + std::string(name));
     t.byte_ids_[b] = id;
   }
-  t.piece_bytes_.resize(t.sp_->GetPieceSize());
-  for (int id = 0; id < t.sp_->GetPieceSize(); ++id) {
-    std::string piece = t.sp_->IdToPiece(id);
-    if (t.sp_->IsControl(id)) t.piece_bytes_[id] = 0;
-    else if (t.sp_->IsByte(id)) t.piece_bytes_[id] = 1;
-    else if (t.sp_->IsUnknown(id)) t.piece_bytes_[id] = 5;  // " \u2047 ", never produced with byte fallback
+  t.piece_bytes_.resize(t.sp_->piece_size());
+  for (int id = 0; id < t.sp_->piece_size(); ++id) {
+    std::string piece = t.sp_->id_to_piece(id);
+    if (t.sp_->is_control(id)) t.piece_bytes_[id] = 0;
+    else if (t.sp_->is_byte(id)) t.piece_bytes_[id] = 1;
+    else if (t.sp_->is_unknown(id)) t.piece_bytes_[id] = 5;  // " \u2047 ", never produced with byte fallback
     else {
       int markers = 0;
       for (size_t p = piece.find(kSpaceMarker); p != std::string::npos; p = piece.find(kSpaceMarker, p + 3)) ++markers;
@@ -205,7 +188,7 @@ std::vector<int> Tokenizer::encode(const std::string& text) const {
     size_t marker = text.find(kSpaceMarker, start);
     size_t end = marker == std::string::npos ? text.size() : marker;
     if (end > start) {
-      check(sp_->Encode(std::string_view(text).substr(start, end - start), &part_ids), "encode failed");
+      check(sp_->encode(std::string_view(text).substr(start, end - start), &part_ids), "encode failed");
       ids.insert(ids.end(), part_ids.begin(), part_ids.end());
     }
     if (marker == std::string::npos) break;
@@ -221,7 +204,7 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
     if (id < 0 || id >= n) throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " + std::to_string(n) + ")");
   }
   std::string text;
-  check(sp_->Decode(ids, &text), "decode failed");
+  check(sp_->decode(ids, &text), "decode failed");
   return text;
 }
 
@@ -233,12 +216,12 @@ std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const
 
 std::string Tokenizer::id_to_piece(int id) const {
   if (id < 0 || id >= vocab_size()) throw std::runtime_error("token id " + std::to_string(id) + " is out of range");
-  return sp_->IdToPiece(id);
+  return sp_->id_to_piece(id);
 }
 
-int Tokenizer::piece_to_id(const std::string& piece) const { return sp_->PieceToId(piece); }
+int Tokenizer::piece_to_id(const std::string& piece) const { return sp_->piece_to_id(piece); }
 
-int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+int Tokenizer::vocab_size() const { return sp_->piece_size(); }
 
 bool Tokenizer::is_word_start(int id) const { return id_to_piece(id).rfind(kSpaceMarker, 0) == 0; }
 

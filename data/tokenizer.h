@@ -7,11 +7,10 @@
 #include <string>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
 
 namespace lmzoo {
+
+class SpmProcessor;  // data/sentencepiece_bridge.h
 
 // Fixed special-token ids, the same in every lmzoo tokenizer.
 namespace special {
@@ -67,7 +66,7 @@ class Tokenizer {
   std::string hash() const;
 
  private:
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::unique_ptr<SpmProcessor> sp_;
   std::string serialized_;
   std::array<int, 256> byte_ids_{};  // id of the byte-fallback piece <0xNN>
   std::vector<int> piece_bytes_;
