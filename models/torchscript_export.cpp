@@ -36,15 +36,15 @@ std::string norm_code(const Names& model, const ModelConfig& c, const std::strin
 }
 
 std::string linear_code(const Names& model, const std::string& prefix, const std::string& x) {
-  return "torch.nn.functional.linear(" + x + ", self." + scripted_name(prefix + ".weight") + ", " +
+  return "torch.linear(" + x + ", self." + scripted_name(prefix + ".weight") + ", " +
          param_or_none(model, prefix + ".bias") + ")";
 }
 
 std::string activation_code(const std::string& name, const std::string& x) {
   if (name == "relu") return "torch.relu(" + x + ")";
-  if (name == "gelu") return "torch.nn.functional.gelu(" + x + ")";
-  if (name == "gelu-tanh") return "torch.nn.functional.gelu(" + x + ", approximate='tanh')";
-  if (name == "silu") return "torch.nn.functional.silu(" + x + ")";
+  if (name == "gelu") return "torch.gelu(" + x + ")";
+  if (name == "gelu-tanh") return "torch.gelu(" + x + ", approximate='tanh')";
+  if (name == "silu") return "torch.silu(" + x + ")";
   throw std::invalid_argument("export: unsupported activation " + name);
 }
 
@@ -61,7 +61,8 @@ std::string gpt_torchscript_source(const ModelConfig& c, const std::set<std::str
     << "    assert T <= " << c.max_seq_len << ", 'sequence longer than the context length'\n"
     << "    x = torch.embedding(self.wte_weight, input_ids)\n";  // (B, T, C)
   if (c.position == "learned") s << "    x = x + self.wpe_weight[:T]\n";
-  s << "    blocked = torch.ones([T, T], dtype=torch.bool, device=input_ids.device).triu(1)\n";
+  s << "    pos = torch.arange(T, device=input_ids.device)\n"
+    << "    blocked = pos.unsqueeze(0) > pos.unsqueeze(1)\n";  // (T, T) true above the diagonal
   for (int64_t i = 0; i < c.n_layer; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     s << "    a = " << (pre ? norm_code(m, c, p + "ln_1", "x") : "x") << "\n"

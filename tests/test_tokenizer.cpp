@@ -78,6 +78,7 @@ TEST_CASE("bpe tokenizer: fixed special ids and exact round trip", "[tokenizer]"
   check_round_trip(tok);
   // Learned merges: common words are single pieces, word starts carry the space marker.
   std::vector<int> ids = tok.encode(" the cat");
+  INFO("pieces: " << tok.encode_pieces(" the cat")[0] << "|" << tok.encode_pieces(" the cat")[1] << "|" << tok.encode_pieces(" the cat").back() << " " << tok.encode_pieces("walked the").back());
   CHECK(ids.size() == 2);
   CHECK(tok.is_word_start(ids[0]));
   CHECK(tok.id_to_piece(ids[0]) == "\xE2\x96\x81the");

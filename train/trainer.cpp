@@ -166,29 +166,35 @@ TrainResult train_model(const TrainRequest& request) {
       window_steps = 0;
     }
 
-    // Validation and checkpoints: last/ every eval, best/ when validation improves.
-    const bool stopping = g_stop_requested.load();
-    if (state.step % cfg.eval_interval == 0 || state.step == cfg.steps || stopping) {
-      double val_loss = std::nan("");
-      if (has_val && !stopping) {
-        val_loss = estimate_loss(model, val_stream, cfg, device, mix_seed(cfg.seed, 0xE7A1));
+    // Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation
+    // improves (or at every eval when the data has no validation split).
+    const bool eval_step = state.step % cfg.eval_interval == 0 || state.step == cfg.steps;
+    const bool signalled = g_stop_requested.load();
+    const bool stopping = signalled || (request.max_steps_this_call > 0 &&
+                                        int64_t(result.step_seconds.size()) == request.max_steps_this_call);
+    if (eval_step || stopping) {
+      bool improved = false;
+      if (has_val && eval_step && !signalled) {
+        const double val_loss = estimate_loss(model, val_stream, cfg, device, mix_seed(cfg.seed, 0xE7A1));
         result.last_val_loss = val_loss;
+        improved = val_loss < state.best_val_loss;
+        if (improved) state.best_val_loss = val_loss;
         if (request.show_progress) {
           char line[128];
-          std::snprintf(line, sizeof line, "step %ld: val loss %.4f (ppl %.2f)", long(state.step), val_loss,
-                        std::exp(val_loss));
+          std::snprintf(line, sizeof line, "step %ld: val loss %.4f (ppl %.2f)%s", long(state.step), val_loss,
+                        std::exp(val_loss), improved ? ", best so far" : "");
           progress.note(line);
         }
         if (metrics) metrics->append({{"type", "eval"}, {"step", state.step}, {"val_loss", val_loss},
                                       {"val_ppl", std::exp(val_loss)}});
       }
-      const bool improved = has_val && !stopping && val_loss < state.best_val_loss;
-      if (improved) state.best_val_loss = val_loss;
       save("last");
-      if (improved || (!has_val && !stopping)) save("best");
-      if (stopping) {
-        if (request.show_progress) progress.note("interrupted: saved " + run_dir + "/last at step " +
-                                                 std::to_string(state.step) + " (resume with --resume)");
+      if (improved || (!has_val && eval_step)) save("best");
+      if (stopping && state.step < cfg.steps) {
+        if (request.show_progress) {
+          progress.note(std::string(signalled ? "interrupted" : "stopped") + ": saved " + run_dir + "/last at step " +
+                        std::to_string(state.step) + " (continue with lmzoo train --resume " + run_dir + ")");
+        }
         result.interrupted = true;
         break;
       }

@@ -18,6 +18,7 @@ struct TrainRequest {
   std::string resume_dir;       // a checkpoint to continue from (empty: fresh start)
   bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
   bool show_progress = true;
+  int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
 };
 
 struct TrainResult {
@@ -25,7 +26,7 @@ struct TrainResult {
   double last_train_loss = 0.0;
   double last_val_loss = 0.0;   // NaN when never evaluated
   std::vector<double> step_seconds;  // wall time of each optimizer step run in this call
-  bool interrupted = false;      // stopped by SIGINT / SIGTERM after saving last/
+  bool interrupted = false;      // stopped early (signal or max_steps_this_call) after saving last/
 };
 
 TrainResult train_model(const TrainRequest& request);

@@ -1,0 +1,116 @@
+// End-to-end CLI tests of the GPT journey: train -> eval -> generate -> export -> resume, and
+// each subcommand's bad inputs (one clear line on stderr, non-zero exit).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
+
+using namespace lmzoo::test;
+
+namespace {
+const std::string kTinyModel = " --n-layer 2 --n-head 2 --d-model 32 --seq-len 16 --batch-size 4 --device cpu ";
+
+// One clear line on stderr and a non-zero exit.
+void check_user_error(const CliResult& r, const std::string& expected_fragment) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.find(expected_fragment) != std::string::npos);
+  CHECK(r.err.find("terminate") == std::string::npos);
+}
+
+nlohmann::json last_json_line(const std::string& out) {
+  auto end = out.find_last_not_of('\n');
+  auto start = out.rfind('\n', end);
+  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1, end - start));
+}
+}  // namespace
+
+TEST_CASE("CLI: train, eval, generate, export and resume a tiny GPT", "[cli][e2e]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "run";
+  auto train = run_cli("train --data " + f.data_dir + " --out " + run + kTinyModel +
+                       "--steps 30 --eval-interval 15 --eval-iters 2 --lr 3e-3 --warmup 3");
+  INFO(train.err);
+  REQUIRE(train.exit_code == 0);
+  for (const char* file : {"best/config.json", "best/model.pt", "last/optimizer.pt", "last/trainer_state.json",
+                           "last/tokenizer.model", "last/rng.pt", "metrics.jsonl"}) {
+    CHECK(std::filesystem::exists(run + "/" + file));
+  }
+  CHECK(train.err.find("step 30/30") != std::string::npos);  // plain progress lines off a terminal
+  CHECK(last_json_line(train.out)["step"] == 30);
+
+  auto eval = run_cli("eval --checkpoint " + run + " --data " + f.data_dir + " --device cpu");
+  REQUIRE(eval.exit_code == 0);
+  auto metrics = last_json_line(eval.out);
+  CHECK(metrics["tokens"].get<int64_t>() > 100);
+  CHECK(metrics["ppl"].get<double>() == Approx(std::exp(metrics["nll"].get<double>())));
+  CHECK(metrics["ppl"].get<double>() < f.vocab_size);  // better than uniform after training
+  auto eval_text = run_cli("eval --checkpoint " + run + " --text " + f.text_file + " --stride 8 --device cpu");
+  REQUIRE(eval_text.exit_code == 0);
+  CHECK(last_json_line(eval_text.out)["bpb"].get<double>() > 0);
+
+  auto gen = run_cli("generate --checkpoint " + run + " --prompt 'The cat' --max-new-tokens 20 --seed 3");
+  REQUIRE(gen.exit_code == 0);
+  CHECK(gen.out.rfind("The cat", 0) == 0);
+  auto gen_again = run_cli("generate --checkpoint " + run + " --prompt 'The cat' --max-new-tokens 20 --seed 3");
+  CHECK(gen_again.out == gen.out);  // seeded sampling is reproducible
+
+  auto exported = run_cli("export --checkpoint " + run + " --out " + (dir / "model.pt"));
+  REQUIRE(exported.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "model.pt"));
+
+  auto resume = run_cli("train --resume " + run + " --steps 40");
+  INFO(resume.err);
+  REQUIRE(resume.exit_code == 0);
+  CHECK(last_json_line(resume.out)["step"] == 40);
+  CHECK(resume.err.find("steps 30 -> 40") != std::string::npos);
+}
+
+TEST_CASE("CLI: bad inputs give one clear line and a non-zero exit", "[cli][errors]") {
+  const Fixture& f = tiny_corpus("char");
+  const Fixture& other = tiny_corpus("bpe");
+  TempDir dir;
+  const std::string run = dir / "run";
+  REQUIRE(run_cli("train --data " + f.data_dir + " --out " + run + kTinyModel + "--steps 2 --eval-interval 2 --eval-iters 1")
+              .exit_code == 0);
+
+  check_user_error(run_cli("train --data " + dir / "missing" + " --out " + dir / "x"), "missing");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --preset gpt5"),
+                   "unknown preset 'gpt5'");
+  write_text(dir / "bad.json", "{\"n_layer\": 2,");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --config " + dir / "bad.json"),
+                   "not valid JSON");
+  write_text(dir / "unknown.json", "{\"n_layers\": 2}");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --config " + dir / "unknown.json"),
+                   "unknown field 'n_layers'");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --lr -1"), "lr");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --steps abc"), "steps");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + run), "already holds a run");
+  check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --device cuda:3"), "cuda");
+  check_user_error(run_cli("eval --checkpoint " + dir / "nope" + " --data " + f.data_dir), "does not exist");
+  check_user_error(run_cli("eval --checkpoint " + run + " --data " + other.data_dir), "different tokenizer");
+  check_user_error(run_cli("eval --checkpoint " + run + " --text " + dir / "missing.txt"), "missing.txt");
+  check_user_error(run_cli("eval --checkpoint " + run), "exactly one of --data or --text");
+  check_user_error(run_cli("generate --checkpoint " + run + " --prompt hi --top-p 0"), "--top-p");
+  check_user_error(run_cli("generate --checkpoint " + run), "--prompt is required");
+  check_user_error(run_cli("export --checkpoint " + run + " --out " + dir / "no/such/dir/m.pt"), "cannot write");
+  check_user_error(run_cli("train --resume " + dir / "nope"), "no last/ checkpoint");
+  check_user_error(run_cli("presets --show gpt5"), "unknown preset");
+  check_user_error(run_cli("frobnicate"), "unknown command");
+
+  write_text(run + "/last/model.pt", "garbage");
+  check_user_error(run_cli("generate --checkpoint " + run + "/last --prompt hi"), "corrupt");
+}
+
+TEST_CASE("CLI: presets lists GPT-2 with its published parameter count", "[cli][presets]") {
+  auto r = run_cli("presets");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("124439808") != std::string::npos);
+  auto shown = run_cli("presets --show gpt2");
+  REQUIRE(shown.exit_code == 0);
+  CHECK(nlohmann::json::parse(shown.out)["n_layer"] == 12);
+}
