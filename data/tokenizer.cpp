@@ -109,7 +109,7 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
       {"max_sentence_length", std::to_string(2 * kMaxSentenceBytes)},
       {"input_sentence_size", "0"},  // already sampled above
       {"num_threads", std::to_string(threads)},
-      {"minloglevel", options.verbose ? "0" : "2"},
+      {"minloglevel", options.verbose ? "0" : "3"},  // 3: not even errors (they come back as a status)
   };
   std::string model;
   const std::string error = spm_train(args, lines, &model);

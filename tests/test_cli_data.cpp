@@ -55,8 +55,7 @@ TEST_CASE("cli: tokenizer train, encode, decode round trip through stdin", "[cli
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == join(tok.encode_pieces(text)) + "\n");
 
-  for (const char* help : {"tokenizer --help", "tokenizer train --help", "tokenizer encode --help",
-                           "tokenizer decode --help", "prepare --help"}) {
+  for (const char* help : {"tokenizer --help", "tokenizer train --help", "prepare --help"}) {
     r = run_cli(help);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("lmzoo"));
@@ -104,15 +103,28 @@ TEST_CASE("cli: prepare writes the documents' token stream with the last val fra
   CHECK(train.source_bytes() + val.source_bytes() == static_cast<int64_t>(docs[0].size() + docs[1].size() + docs[2].size()));
 }
 
-TEST_CASE("cli: bad data inputs give one line on stderr and a non-zero exit", "[cli]") {
+namespace {
+
+// Runs each (arguments, expected text) case: non-zero exit, exactly one line on stderr.
+void check_one_line_errors(const std::vector<std::pair<std::string, std::string>>& cases, const std::string& stdin_file) {
+  for (const auto& [args, needle] : cases) {
+    INFO("lmzoo " << args);
+    auto r = run_cli(args, args.rfind("tokenizer decode", 0) == 0 ? stdin_file : "");
+    CHECK(r.exit_code != 0);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("lmzoo ") && Catch::Contains(needle));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cli: bad tokenizer inputs give one line on stderr and a non-zero exit", "[cli]") {
   const auto& f = tiny_corpus("bpe");
   TempDir dir;
   write_text(dir / "a.txt", english_like_text(2000, 5));
-  write_text(dir / "bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": \n");
   write_text(dir / "ids.txt", "5 6 x\n");
   const std::string train = "tokenizer train --out " + q(dir / "tok") + " ";
-  const std::string prepare = "prepare --tokenizer " + q(f.tokenizer_dir) + " --out " + q(dir / "data") + " ";
-  const std::vector<std::pair<std::string, std::string>> cases = {
+  check_one_line_errors({
       {train + "--input " + q(dir / "missing.txt"), "missing.txt"},
       {train + "--input " + q(dir / "a.txt") + " --vocab-size 10", "too small"},
       {train + "--input " + q(dir / "a.txt") + " --vocab-size abc", "abc"},
@@ -122,17 +134,20 @@ TEST_CASE("cli: bad data inputs give one line on stderr and a non-zero exit", "[
       {"tokenizer frobnicate", "frobnicate"},
       {"tokenizer encode --tokenizer " + q(dir / "no_tok"), "tokenizer not found"},
       {"tokenizer decode --tokenizer " + q(f.tokenizer_dir), "'x'"},
+  }, dir / "ids.txt");
+}
+
+TEST_CASE("cli: bad prepare inputs give one line on stderr and a non-zero exit", "[cli]") {
+  const auto& f = tiny_corpus("bpe");
+  TempDir dir;
+  write_text(dir / "a.txt", english_like_text(2000, 5));
+  write_text(dir / "bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": \n");
+  const std::string prepare = "prepare --tokenizer " + q(f.tokenizer_dir) + " --out " + q(dir / "data") + " ";
+  check_one_line_errors({
       {prepare + "--input " + q(dir / "missing.txt"), "missing.txt"},
       {prepare + "--input " + q(dir / "bad.jsonl"), "bad.jsonl:2"},
       {prepare + "--input " + q(dir / "a.txt") + " --val-fraction 1.5", "--val-fraction"},
       {"prepare --tokenizer " + q(dir / "no_tok") + " --input " + q(dir / "a.txt") + " --out " + q(dir / "d"), "tokenizer not found"},
       {"prepare --input " + q(dir / "a.txt") + " --out " + q(dir / "d"), "--tokenizer"},
-  };
-  for (const auto& [args, needle] : cases) {
-    INFO("lmzoo " << args);
-    auto r = run_cli(args, args.rfind("tokenizer decode", 0) == 0 ? dir / "ids.txt" : "");
-    CHECK(r.exit_code != 0);
-    CHECK(count_lines(r.err) == 1);
-    CHECK_THAT(r.err, Catch::StartsWith("lmzoo ") && Catch::Contains(needle));
-  }
+  }, "");
 }

@@ -1,4 +1,6 @@
 // lmzoo: git-style dispatcher to the subcommands (tokenizer, prepare, train, eval, ...).
+#include <malloc.h>
+
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -35,7 +37,16 @@ void print_usage(std::ostream& out) {
 
 }  // namespace
 
+// Keep freed tensor memory in the heap instead of returning it to the kernel: without this, glibc
+// unmaps every large activation after each step and the next step page-faults it back in, zeroed
+// (measured: ~15% of a gpt-nano training step on this machine).
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 int main(int argc, char** argv) {
+  keep_freed_memory();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;
