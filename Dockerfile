@@ -44,7 +44,7 @@ RUN apt-get update \
       libsentencepiece0 libgomp1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=cuda-build /opt/libtorch/lib /opt/libtorch/lib
-COPY --from=cuda-build /opt/lmzoo/build/lmzoo /opt/lmzoo/build/lmzoo
+COPY --from=cuda-build /opt/lmzoo/build/lmzoo /opt/lmzoo/build/liblmzoo_spm.so /opt/lmzoo/build/
 ENV LD_LIBRARY_PATH=/opt/libtorch/lib:${LD_LIBRARY_PATH}
 WORKDIR /work
 ENTRYPOINT ["/opt/lmzoo/build/lmzoo"]
