@@ -9,9 +9,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#ifndef LMZOO_SPM_BRIDGE_PATH
-#define LMZOO_SPM_BRIDGE_PATH ""
-#endif
+#include "lmzoo_build_paths.h"
 
 namespace lmzoo {
 

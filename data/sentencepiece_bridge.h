@@ -1,7 +1,9 @@
 // SentencePiece behind a dlopen()ed bridge library (liblmzoo_spm.so, loaded RTLD_LOCAL|RTLD_DEEPBIND).
 // Why: Debian's libsentencepiece embeds protobuf 3.14 and exports its symbols, while LibTorch loads
 // protobuf 3.21; linked into one process they interpose each other and crash at start-up. The bridge
-// keeps SentencePiece's protobuf private. Leaves out: any SentencePiece API lmzoo does not use.
+// keeps SentencePiece's protobuf private. SentencePiece's own log stays off (see the bridge source).
+// A dlmopen() namespace with a plain C interface would isolate it fully; not needed so far.
+// Leaves out: any SentencePiece API lmzoo does not use.
 #pragma once
 #include <memory>
 #include <string>

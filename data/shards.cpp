@@ -315,7 +315,7 @@ struct Encoded {
 Encoded encode_batch(const Tokenizer& tokenizer, const Batch& batch) {
   Encoded out;
   for (size_t i = 0; i < batch.texts.size(); ++i) {
-    std::vector<int> ids = tokenizer.encode(batch.texts[i]);
+    std::vector<int> ids = tokenizer.encode_long(batch.texts[i]);
     out.ids.insert(out.ids.end(), ids.begin(), ids.end());
     if (batch.ends[i]) {
       out.ids.push_back(special::kEos);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -33,10 +34,10 @@ std::string special_piece(int i) {
 }
 
 // Uniform sample (reservoir, fixed seed) of at most MAX non-empty lines of the corpus.
-std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, int64_t max) {
+std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, int64_t max, int64_t& seen) {
   std::vector<std::string> sample;
   std::mt19937_64 rng(1234);
-  int64_t seen = 0;
+  seen = 0;
   for_each_chunk(inputs, kMaxSentenceBytes, [&](const std::string& chunk, bool) {
     std::istringstream lines(chunk);
     for (std::string line; std::getline(lines, line);) {
@@ -84,8 +85,13 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
   if (options.out_dir.empty()) throw std::runtime_error("no output directory given for the tokenizer");
   if (options.max_sentences <= 0) throw std::runtime_error("max_sentences must be positive");
 
-  std::vector<std::string> lines = sample_lines(options.inputs, options.max_sentences);
+  int64_t seen = 0;
+  std::vector<std::string> lines = sample_lines(options.inputs, options.max_sentences, seen);
   if (lines.empty()) throw std::runtime_error("the training input contains no text");
+  if (options.verbose) {
+    std::cerr << "tokenizer: training " << type << " (vocab size <= " << options.vocab_size << ") on " << lines.size()
+              << " of " << seen << " lines" << std::endl;
+  }
 
   std::string symbols = "[MASK],[CLS],[SEP]";
   for (int i = 0; i < special::kNumSentinels; ++i) symbols += ",<extra_id_" + std::to_string(i) + ">";
@@ -109,7 +115,9 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
       {"max_sentence_length", std::to_string(2 * kMaxSentenceBytes)},
       {"input_sentence_size", "0"},  // already sampled above
       {"num_threads", std::to_string(threads)},
-      {"minloglevel", options.verbose ? "0" : "3"},  // 3: not even errors (they come back as a status)
+      // SentencePiece's own log stays off even with verbose: under the RTLD_DEEPBIND bridge its std::cerr
+      // is libstdc++'s never-constructed copy (the executable holds a copy-relocated one): it would crash.
+      {"minloglevel", "3"},
   };
   std::string model;
   const std::string error = spm_train(args, lines, &model);
@@ -206,6 +214,19 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
   std::string text;
   check(sp_->decode(ids, &text), "decode failed");
   return text;
+}
+
+std::vector<int> Tokenizer::encode_long(const std::string& text, size_t max_bytes) const {
+  std::vector<int> ids;
+  max_bytes = std::max<size_t>(max_bytes, 16);  // room for whole UTF-8 characters
+  for (size_t start = 0; start < text.size();) {
+    const std::string rest = text.substr(start, max_bytes + 1);  // +1: a cut may fall just before a space
+    const size_t cut = chunk_cut(rest, max_bytes);
+    std::vector<int> part = encode(rest.substr(0, cut));
+    ids.insert(ids.end(), part.begin(), part.end());
+    start += cut;
+  }
+  return ids;
 }
 
 std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const {

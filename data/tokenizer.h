@@ -32,7 +32,7 @@ struct TokenizerTrainOptions {
   std::string model_type = "bpe";   // bpe | unigram | char
   std::string out_dir;              // writes OUT/tokenizer.model
   int64_t max_sentences = 2000000;  // sampled input lines
-  bool verbose = false;             // show SentencePiece's training log on stderr
+  bool verbose = false;             // report the sample size on stderr
 };
 
 class Tokenizer {
@@ -50,6 +50,10 @@ class Tokenizer {
   static Tokenizer from_serialized(const std::string& model_proto);
 
   std::vector<int> encode(const std::string& text) const;
+  // The same ids as encode(text) in linear time (SentencePiece is superlinear on long inputs): encodes
+  // pieces of at most max_bytes cut where no token can span, i.e. after a newline or before a space
+  // that follows a non-space (see chunk_cut in data/corpus.h). Use it for documents and files.
+  std::vector<int> encode_long(const std::string& text, size_t max_bytes = 4096) const;
   std::string decode(const std::vector<int>& ids) const;
   std::vector<std::string> encode_pieces(const std::string& text) const;
   std::string id_to_piece(int id) const;

@@ -23,7 +23,7 @@ void ModelConfig::validate() const {
   require(format_version >= 1 && format_version <= kModelConfigFormatVersion,
           "format_version " + std::to_string(format_version) + " is not supported by this lmzoo (max " +
               std::to_string(kModelConfigFormatVersion) + ")");
-  require_one_of("arch", arch, {"gpt"});
+  require_one_of("arch", arch, {"gpt", "bert"});
   require(vocab_size > 0, "vocab_size must be positive");
   require(n_layer > 0, "n_layer must be positive");
   require(n_head > 0, "n_head must be positive");
@@ -32,13 +32,14 @@ void ModelConfig::validate() const {
               std::to_string(n_head) + ")");
   require(d_ff >= 0, "d_ff must be >= 0 (0 means 4 * d_model)");
   require(max_seq_len > 0, "max_seq_len must be positive");
+  require(type_vocab_size > 0, "type_vocab_size must be positive");
   require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1)");
   require(norm_eps > 0.0, "norm_eps must be positive");
   require_one_of("norm", norm, {"layernorm", "rmsnorm"});
   require_one_of("norm_position", norm_position, {"pre", "post"});
   require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu"});
   require_one_of("position", position, {"learned", "none"});
-  require_one_of("init", init, {"gpt2"});
+  require_one_of("init", init, {"gpt2", "bert"});
 }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {

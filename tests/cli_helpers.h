@@ -9,6 +9,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "lmzoo_build_paths.h"
+
 namespace lmzoo::test {
 
 struct CliResult {

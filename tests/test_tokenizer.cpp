@@ -44,6 +44,17 @@ void check_round_trip(const Tokenizer& tok) {
   }
 }
 
+// encode_long cuts the text into pieces; the ids must equal one encode() call.
+void check_encode_long(const Tokenizer& tok) {
+  std::string text = lmzoo::test::english_like_text(6000, 9);
+  for (const auto& t : kTrickyTexts) text += t + " ";
+  text += std::string(100, 'x') + "  end";  // a word longer than the piece size: cut inside it
+  CHECK(tok.decode(tok.encode_long(text, 64)) == text);
+  text.resize(text.size() - 106);
+  CHECK(tok.encode_long(text, 64) == tok.encode(text));
+  CHECK(tok.encode_long(text) == tok.encode(text));
+}
+
 void check_special_ids(const Tokenizer& tok) {
   CHECK(tok.id_to_piece(special::kPad) == "<pad>");
   CHECK(tok.id_to_piece(special::kUnk) == "<unk>");
@@ -76,6 +87,7 @@ TEST_CASE("bpe tokenizer: fixed special ids and exact round trip", "[tokenizer]"
   CHECK(tok.vocab_size() <= 512);
   check_special_ids(tok);
   check_round_trip(tok);
+  check_encode_long(tok);
   // Learned merges: common words are single pieces, word starts carry the space marker.
   std::vector<int> ids = tok.encode("walked the");
   CHECK(ids.size() < 10);
@@ -98,6 +110,7 @@ TEST_CASE("unigram tokenizer: fixed special ids and exact round trip", "[tokeniz
   CHECK(tok.vocab_size() <= 450);
   check_special_ids(tok);
   check_round_trip(tok);
+  check_encode_long(tok);
 }
 
 TEST_CASE("char tokenizer: vocab-size is an upper bound, size = specials + bytes + characters", "[tokenizer]") {
@@ -124,6 +137,7 @@ TEST_CASE("char tokenizer: vocab-size is an upper bound, size = specials + bytes
   CHECK(tok.encode("cab ").size() == 4);
   check_special_ids(tok);
   check_round_trip(tok);
+  check_encode_long(tok);
 }
 
 TEST_CASE("tokenizer hash is a stable FNV-1a digest of the model", "[tokenizer]") {

@@ -47,7 +47,7 @@ int train(int argc, char** argv) {
       ("model-type", "bpe | unigram | char", cxxopts::value<std::string>()->default_value("bpe"))
       ("o,out", "output directory (writes OUT/tokenizer.model)", cxxopts::value<std::string>())
       ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
-      ("verbose", "show SentencePiece's training log");
+      ("verbose", "report the training sample on stderr");
   cxxopts::ParseResult result;
   if (!parse(options, argc, argv, result)) return 0;
   TokenizerTrainOptions train_options;
@@ -80,10 +80,9 @@ int encode(int argc, char** argv) {
   Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
   const std::string text = read_stdin();
   std::string line;
-  if (result.count("ids")) {
-    for (int id : tokenizer.encode(text)) line += (line.empty() ? "" : " ") + std::to_string(id);
-  } else {
-    for (const auto& piece : tokenizer.encode_pieces(text)) line += (line.empty() ? "" : " ") + piece;
+  const bool ids = result.count("ids") > 0;
+  for (int id : tokenizer.encode_long(text)) {
+    line += (line.empty() ? "" : " ") + (ids ? std::to_string(id) : tokenizer.id_to_piece(id));
   }
   std::cout << line << "\n";
   return 0;

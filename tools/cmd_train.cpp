@@ -68,8 +68,9 @@ ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t token
     }
   }
   model.vocab_size = tokenizer_vocab;
-  if (r["arch"].as<std::string>() != model.arch) {
-    throw UsageError("--arch " + r["arch"].as<std::string>() + " is not available (this build trains: gpt)");
+  if (r["arch"].as<std::string>() != "gpt" || model.arch != "gpt") {
+    throw UsageError("--arch " + (model.arch != "gpt" ? model.arch : r["arch"].as<std::string>()) +
+                     " cannot be trained by this lmzoo yet (available: gpt)");
   }
   override_from(r, "n-layer", model.n_layer);
   override_from(r, "n-head", model.n_head);

@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT="$ROOT/demo_out"
-STEPS="${DEMO_STEPS:-1500}"
+STEPS="${DEMO_STEPS:-1000}"
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -96,6 +96,10 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   if (!config.contains("model")) throw std::runtime_error("checkpoint " + info.dir + " has no model config");
   info.model = model_config_from_json(config.at("model"));
   info.model.validate();
+  if (info.model.arch != "gpt") {
+    throw std::runtime_error("checkpoint " + info.dir + " holds a '" + info.model.arch +
+                             "' model, which this lmzoo cannot load yet (available: gpt)");
+  }
   if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
   info.state = read_json(dir / "trainer_state.json").get<TrainerState>();
   info.tokenizer_model = read_file(dir / "tokenizer.model");

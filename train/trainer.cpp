@@ -173,6 +173,7 @@ TrainResult train_model(const TrainRequest& request) {
     const bool stopping = signalled || (request.max_steps_this_call > 0 &&
                                         int64_t(result.step_seconds.size()) == request.max_steps_this_call);
     if (eval_step || stopping) {
+      const auto pause_start = std::chrono::steady_clock::now();
       bool improved = false;
       if (has_val && eval_step && !signalled) {
         const double val_loss = estimate_loss(model, val_stream, cfg, device, mix_seed(cfg.seed, 0xE7A1));
@@ -198,6 +199,8 @@ TrainResult train_model(const TrainRequest& request) {
         result.interrupted = true;
         break;
       }
+      // Evaluation and saving are not training time: keep them out of the tokens/s window.
+      window_start += std::chrono::steady_clock::now() - pause_start;
     }
   }
   if (request.show_progress) progress.finish();

@@ -5,7 +5,15 @@
 
 #include "data/sentencepiece_bridge.h"
 
+namespace sentencepiece::logging {
+void SetMinLogLevel(int v);  // exported by libsentencepiece, not declared in its public headers
+}
+
 namespace {
+
+// SentencePiece must never log: under RTLD_DEEPBIND it would write to libstdc++'s own std::cerr,
+// which is never constructed because the executable holds the (copy-relocated) live one.
+constexpr int kLogFatalOnly = 3;
 
 class Processor final : public lmzoo::SpmProcessor {
  public:
@@ -50,11 +58,17 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 
 }  // namespace
 
-extern "C" lmzoo::SpmProcessor* lmzoo_spm_new_processor() { return new Processor(); }
+extern "C" lmzoo::SpmProcessor* lmzoo_spm_new_processor() {
+  sentencepiece::logging::SetMinLogLevel(kLogFatalOnly);
+  return new Processor();
+}
 
 extern "C" std::string lmzoo_spm_train(const lmzoo::SpmArgs& args, const std::vector<std::string>& sentences,
                                        std::string* model_proto) {
   VectorIterator iterator(sentences);
-  auto status = sentencepiece::SentencePieceTrainer::Train(args, &iterator, model_proto);
+  lmzoo::SpmArgs quiet = args;
+  quiet["minloglevel"] = std::to_string(kLogFatalOnly);
+  auto status = sentencepiece::SentencePieceTrainer::Train(quiet, &iterator, model_proto);
+  sentencepiece::logging::SetMinLogLevel(kLogFatalOnly);
   return status.ok() ? "" : (status.error_message() ? status.error_message() : "training failed");
 }
