@@ -31,7 +31,8 @@ void GPTImpl::init_weights() {
     const auto& name = item.key();
     auto& p = item.value();
     if (p.dim() < 2) continue;  // norm weights stay 1, biases 0 from their constructors
-    bool residual_projection = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
+    const bool residual_projection = config_.init == "gpt2" && name.size() > 13 &&
+                                     name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
     p.normal_(0.0, residual_projection ? residual_std : 0.02);
   }
   for (auto& b : named_parameters()) {

@@ -4,20 +4,13 @@
 
 #include <cmath>
 
+#include "tests/model_fixtures.h"
 #include "train/evaluator.h"
 
 using namespace lmzoo;
 
 namespace {
-ModelConfig eval_config() {
-  ModelConfig c;
-  c.vocab_size = 37;
-  c.d_model = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.max_seq_len = 8;
-  return c;
-}
+ModelConfig eval_config() { return lmzoo::test::tiny_gpt_config(37, 16, 2, 8); }
 
 std::vector<int32_t> random_tokens(int64_t n, int64_t vocab) {
   auto t = torch::randint(0, vocab, {n}, torch::kInt);

@@ -6,20 +6,13 @@
 
 #include "models/torchscript_export.h"
 #include "tests/cli_helpers.h"
+#include "tests/model_fixtures.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;
 
 namespace {
-ModelConfig export_config() {
-  ModelConfig c;
-  c.vocab_size = 99;
-  c.d_model = 32;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.max_seq_len = 16;
-  return c;
-}
+ModelConfig export_config() { return tiny_gpt_config(); }
 }  // namespace
 
 TEST_CASE("exported TorchScript matches lmzoo's logits in C++", "[export]") {

@@ -5,20 +5,13 @@
 
 #include "models/gpt.h"
 #include "models/presets.h"
+#include "tests/model_fixtures.h"
 #include "train/objectives.h"
 
 using namespace lmzoo;
 
 namespace {
-ModelConfig tiny_config() {
-  ModelConfig c;
-  c.vocab_size = 99;
-  c.d_model = 32;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.max_seq_len = 16;
-  return c;
-}
+ModelConfig tiny_config() { return lmzoo::test::tiny_gpt_config(); }
 }  // namespace
 
 TEST_CASE("changing token t+1 never changes outputs at positions <= t", "[gpt]") {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "tests/fixtures.h"
+#include "tests/model_fixtures.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
@@ -17,11 +18,7 @@ using namespace lmzoo::test;
 namespace {
 TrainRequest tiny_request(const Fixture& f, const std::string& out_dir, int64_t steps) {
   TrainRequest r;
-  r.model.vocab_size = f.vocab_size;
-  r.model.n_layer = 2;
-  r.model.n_head = 4;
-  r.model.d_model = 32;
-  r.model.max_seq_len = 16;
+  r.model = tiny_gpt_config(f.vocab_size);
   r.train.data_dir = f.data_dir;
   r.train.out_dir = out_dir;
   r.train.steps = steps;
@@ -97,10 +94,7 @@ TEST_CASE("resuming from a checkpoint equals an uninterrupted run", "[train][che
 
 TEST_CASE("a checkpoint saves and loads the exact weights and configs", "[checkpoint]") {
   TempDir dir;
-  ModelConfig c;
-  c.vocab_size = 400;
-  c.d_model = 32;
-  c.n_layer = 2;
+  ModelConfig c = tiny_gpt_config(400);
   c.bias = true;
   GPT model(c);
   CheckpointInfo info;
@@ -145,11 +139,7 @@ TEST_CASE("learning-rate schedule: warmup, cosine / linear decay to min_lr", "[t
 }
 
 TEST_CASE("AdamW decays only tensors with two or more dimensions", "[train]") {
-  ModelConfig c;
-  c.vocab_size = 50;
-  c.d_model = 16;
-  c.n_layer = 1;
-  c.n_head = 2;
+  ModelConfig c = tiny_gpt_config(50, 16, 2);
   c.bias = true;
   GPT model(c);
   TrainConfig t;

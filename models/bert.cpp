@@ -1,0 +1,98 @@
+// BERT encoder: embeddings -> norm -> blocks (post- or pre-norm) -> MLM head / pooler; BERT init.
+// Shapes: B batch, T positions, C d_model, V vocabulary, nh heads.
+#include "models/bert.h"
+
+#include <cmath>
+
+namespace lmzoo {
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
+  config_.validate();
+  const int64_t d = config.d_model;
+  auto linear = [&](int64_t in, int64_t out, bool bias) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+  };
+  word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.vocab_size, d));
+  if (config.position == "learned") {
+    position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
+  }
+  token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
+  emb_ln = register_module("emb_ln", make_norm(config));
+  emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
+  if (config.norm_position == "pre") ln_f = register_module("ln_f", make_norm(config));
+  mlm_dense = register_module("mlm_dense", linear(d, d, config.bias));
+  mlm_ln = register_module("mlm_ln", make_norm(config));
+  if (!config.tie_embeddings) mlm_decoder = register_module("mlm_decoder", linear(d, config.vocab_size, false));
+  mlm_bias = register_parameter("mlm_bias", torch::zeros({config.vocab_size}));
+  pooler = register_module("pooler", linear(d, d, config.bias));
+  init_weights();
+}
+
+// BERT: every matrix N(0, 0.02), biases 0, norm gains 1. init "gpt2" also scales the residual
+// output projections (c_proj) by 1/sqrt(2 * n_layer).
+void BertImpl::init_weights() {
+  torch::NoGradGuard no_grad;
+  const double residual_std = config_.init == "gpt2" ? 0.02 / std::sqrt(2.0 * config_.n_layer) : 0.02;
+  for (auto& item : named_parameters()) {
+    auto& p = item.value();
+    if (p.dim() >= 2) {
+      p.normal_(0.0, ends_with(item.key(), "c_proj.weight") ? residual_std : 0.02);
+    } else if (!ends_with(item.key(), "weight")) {
+      p.zero_();  // biases; the only 1-D weights are norm gains, left at 1
+    }
+  }
+}
+
+torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                      const torch::Tensor& token_type_ids) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be (B, T), got ", input_ids.sizes());
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  TORCH_CHECK(T <= config_.max_seq_len, "sequence length ", T, " exceeds the model's maximum ", config_.max_seq_len);
+  auto x = word_embeddings(input_ids);  // (B, T, C)
+  if (position_embeddings) x = x + position_embeddings->weight.slice(0, 0, T);  // (T, C) broadcast over B
+  if (token_type_ids.defined()) {
+    TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
+                input_ids.sizes(), ", got ", token_type_ids.sizes());
+    x = x + token_type_embeddings(token_type_ids);  // (B, T, C)
+  } else {
+    x = x + token_type_embeddings->weight[0];  // (C) broadcast: every token of type 0
+  }
+  x = emb_dropout(emb_ln(x));
+  torch::Tensor blocked;  // undefined: attend everywhere
+  if (attention_mask.defined()) {
+    TORCH_CHECK(attention_mask.sizes() == input_ids.sizes(), "attention_mask must match input_ids ",
+                input_ids.sizes(), ", got ", attention_mask.sizes());
+    blocked = (attention_mask == 0).view({B, 1, 1, T});  // (B, 1, 1, T): pad keys, for every head and query
+  }
+  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, blocked);
+  return ln_f ? ln_f(x) : x;
+}
+
+torch::Tensor BertImpl::mlm_logits(const torch::Tensor& hidden) {
+  auto x = mlm_ln(apply_activation(mlm_dense(hidden), config_.activation));  // (B, T, C)
+  return torch::matmul(x, decoder_weight().t()) + mlm_bias;                   // (B, T, V)
+}
+
+torch::Tensor BertImpl::pool(const torch::Tensor& hidden) {
+  return torch::tanh(pooler(hidden.select(1, 0)));  // (B, C) from [CLS]
+}
+
+torch::Tensor BertImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                                const torch::Tensor& token_type_ids) {
+  return mlm_logits(hidden_states(input_ids, attention_mask, token_type_ids));
+}
+
+torch::Tensor BertImpl::pooled(const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                               const torch::Tensor& token_type_ids) {
+  return pool(hidden_states(input_ids, attention_mask, token_type_ids));
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,53 @@
+// BERT-style encoder-only model: word + learned position + token-type embeddings, embedding norm,
+// bidirectional blocks over a padding mask, MLM head tied to the word embeddings, [CLS] pooler.
+// Leaves out: the loss (train/), next-sentence prediction and task heads (classifiers).
+#pragma once
+#include <torch/torch.h>
+
+#include "models/blocks.h"
+#include "models/config.h"
+
+namespace lmzoo {
+
+class BertImpl : public torch::nn::Module {
+ public:
+  explicit BertImpl(const ModelConfig& config);
+  // input_ids: (B, T) int64. attention_mask: (B, T), 1 = real token, 0 = pad (undefined: all real);
+  // pads are never attended to; each row needs at least one real token ([CLS]).
+  // token_type_ids: (B, T) int64 (undefined: all 0).
+  // Returns MLM logits (B, T, V).
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = torch::Tensor(),
+                        const torch::Tensor& token_type_ids = torch::Tensor());
+  // Final hidden states (B, T, C); values at pad positions carry no meaning.
+  torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = torch::Tensor(),
+                              const torch::Tensor& token_type_ids = torch::Tensor());
+  // Pooled [CLS] output tanh(pooler(h[:, 0])): (B, C).
+  torch::Tensor pooled(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = torch::Tensor(),
+                       const torch::Tensor& token_type_ids = torch::Tensor());
+
+  // The two heads applied to hidden states (B, T, C): MLM logits (B, T, V) and pooled output (B, C).
+  torch::Tensor mlm_logits(const torch::Tensor& hidden);
+  torch::Tensor pool(const torch::Tensor& hidden);
+  // (V, C): the word embedding matrix when tied, else mlm_decoder's weight.
+  torch::Tensor decoder_weight() const { return mlm_decoder ? mlm_decoder->weight : word_embeddings->weight; }
+
+  const ModelConfig& config() const { return config_; }
+
+  torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
+  Norm emb_ln{nullptr};
+  torch::nn::Dropout emb_dropout{nullptr};
+  torch::nn::ModuleList h{nullptr};
+  Norm ln_f{nullptr};  // pre-norm only: normalises the last block's output
+  torch::nn::Linear mlm_dense{nullptr};
+  Norm mlm_ln{nullptr};
+  torch::nn::Linear mlm_decoder{nullptr};  // null when tied (tie_embeddings)
+  torch::Tensor mlm_bias;                  // (V,) output bias of the MLM decoder, always present
+  torch::nn::Linear pooler{nullptr};
+
+ private:
+  void init_weights();
+  ModelConfig config_;
+};
+TORCH_MODULE(Bert);
+
+}  // namespace lmzoo

@@ -1,0 +1,57 @@
+// BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes) and the parameter formula.
+#include "models/bert_presets.h"
+
+namespace lmzoo {
+
+namespace {
+ModelConfig bert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d_ff) {
+  ModelConfig c;
+  c.arch = "bert";
+  c.vocab_size = 30522;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.d_model = d_model;
+  c.d_ff = d_ff;
+  c.max_seq_len = 512;
+  c.type_vocab_size = 2;
+  c.dropout = 0.1;
+  c.bias = true;
+  c.tie_embeddings = true;
+  c.norm = "layernorm";
+  c.norm_position = "post";
+  c.norm_eps = 1e-12;
+  c.activation = "gelu";
+  c.position = "learned";
+  c.init = "bert";
+  return c;
+}
+}  // namespace
+
+const std::vector<Preset>& bert_presets() {
+  static const std::vector<Preset> presets = {
+      {"bert-tiny", "BERT tiny: 2 layers, 2 heads, d 128, ff 512", bert_shape(2, 128, 2, 512)},
+      {"bert-mini", "BERT mini: 4 layers, 4 heads, d 256, ff 1024", bert_shape(4, 256, 4, 1024)},
+      {"bert-small", "BERT small: 4 layers, 8 heads, d 512, ff 2048", bert_shape(4, 512, 8, 2048)},
+      {"bert-medium", "BERT medium: 8 layers, 8 heads, d 512, ff 2048", bert_shape(8, 512, 8, 2048)},
+      {"bert-base", "BERT base: 12 layers, 12 heads, d 768, ff 3072", bert_shape(12, 768, 12, 3072)},
+      {"bert-large", "BERT large: 24 layers, 16 heads, d 1024, ff 4096", bert_shape(24, 1024, 16, 4096)},
+  };
+  return presets;
+}
+
+int64_t count_bert_parameters(const ModelConfig& c, bool with_pooler, bool with_mlm_head) {
+  const int64_t d = c.d_model, ff = c.ff_dim(), V = c.vocab_size, bias = c.bias ? 1 : 0;
+  const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
+  const int64_t dense = d * d + d * bias;                              // mlm_dense, pooler
+  const int64_t attention = 4 * d * d + 4 * d * bias;                  // c_attn + c_proj
+  const int64_t mlp = 2 * d * ff + (ff + d) * bias;                    // c_fc + c_proj
+  int64_t total = V * d + c.type_vocab_size * d + norm;               // word, token type, emb_ln
+  if (c.position == "learned") total += c.max_seq_len * d;             // position table
+  total += c.n_layer * (2 * norm + attention + mlp);                  // blocks
+  if (c.norm_position == "pre") total += norm;                        // ln_f
+  if (with_pooler) total += dense;
+  if (with_mlm_head) total += dense + norm + V + (c.tie_embeddings ? 0 : V * d);
+  return total;
+}
+
+}  // namespace lmzoo
