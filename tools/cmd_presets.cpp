@@ -24,10 +24,10 @@ int run_presets(int argc, char** argv) {
     const bool vocab_from_tokenizer = c.vocab_size == 0;
     ModelConfig counted = c;
     if (vocab_from_tokenizer) counted.vocab_size = 65;  // nanoGPT's Shakespeare character vocabulary
-    std::printf("%-12s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s%s\n", p.name.c_str(), c.arch.c_str(), long(c.n_layer),
-                long(c.n_head), long(c.d_model), long(c.max_seq_len),
-                vocab_from_tokenizer ? "65*" : std::to_string(c.vocab_size).c_str(), long(count_parameters(counted)),
-                p.description.c_str(), "");
+    const std::string vocab = vocab_from_tokenizer ? "65*" : std::to_string(c.vocab_size);
+    std::printf("%-12s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s\n", p.name.c_str(), c.arch.c_str(), long(c.n_layer),
+                long(c.n_head), long(c.d_model), long(c.max_seq_len), vocab.c_str(), long(count_parameters(counted)),
+                p.description.c_str());
   }
   std::printf("* vocabulary taken from the tokenizer at training time; counted here with 65 characters\n");
   return 0;

@@ -125,6 +125,16 @@ void load_optimizer_state(const CheckpointInfo& info, torch::optim::Optimizer& o
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot load optimizer state from " + path.string() + " (corrupt)");
   }
+  // torch::load puts the moments on the CPU; they belong on the parameters' device.
+  const auto& groups = optimizer.param_groups();
+  if (groups.empty() || groups[0].params().empty()) return;
+  const auto device = groups[0].params()[0].device();
+  for (auto& item : optimizer.state()) {
+    auto& s = static_cast<torch::optim::AdamWParamState&>(*item.second);
+    s.exp_avg(s.exp_avg().to(device));
+    s.exp_avg_sq(s.exp_avg_sq().to(device));
+    if (s.max_exp_avg_sq().defined()) s.max_exp_avg_sq(s.max_exp_avg_sq().to(device));
+  }
 }
 
 void restore_rng_state(const CheckpointInfo& info) {
