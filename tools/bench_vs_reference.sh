@@ -18,7 +18,8 @@ LMZOO="$ROOT/build/lmzoo"
 mkdir -p "$WORK"
 if [ ! -f "$WORK/corpus.txt" ]; then
   command -v bible >/dev/null || bash "$ROOT/tools/setup_deps.sh" demo
-  bible gen1:1-rev22:21 | head -c 1100000 >"$WORK/corpus.txt"
+  bible gen1:1-rev22:21 >"$WORK/kjv.txt"  # (piping into head would SIGPIPE bible under pipefail)
+  head -c 1100000 "$WORK/kjv.txt" >"$WORK/corpus.txt"
 fi
 if [ ! -f "$WORK/data/manifest.json" ]; then
   "$LMZOO" tokenizer train --input "$WORK/corpus.txt" --model-type char --vocab-size 100000 --out "$WORK/tok" >/dev/null

@@ -9,6 +9,7 @@
 
 #include "data/shards.h"
 #include "tools/cli_error.h"
+#include "train/device.h"
 
 namespace lmzoo::cli {
 
@@ -61,7 +62,7 @@ std::string read_whole_file(const std::string& path) {
 }
 
 void apply_thread_option(const cxxopts::ParseResult& result) {
-  if (result.count("threads") && result["threads"].as<int>() > 0) torch::set_num_threads(result["threads"].as<int>());
+  configure_cpu_threads(result.count("threads") ? result["threads"].as<int>() : 0);
 }
 
 }  // namespace lmzoo::cli

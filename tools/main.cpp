@@ -7,6 +7,7 @@
 
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/device.h"
 
 namespace {
 
@@ -47,6 +48,7 @@ void keep_freed_memory() {
 
 int main(int argc, char** argv) {
   keep_freed_memory();
+  lmzoo::configure_cpu_threads(0);  // OpenBLAS follows LibTorch's thread count (--threads changes both)
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? 2 : 0;

@@ -5,7 +5,15 @@
 
 #include <stdexcept>
 
+// Exported by libopenblas, which LibTorch loads; weak so that other BLAS builds still link.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
 namespace lmzoo {
+
+void configure_cpu_threads(int n) {
+  if (n > 0) torch::set_num_threads(n);
+  if (openblas_set_num_threads) openblas_set_num_threads(torch::get_num_threads());
+}
 
 torch::Device resolve_device(const std::string& name) {
   if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
