@@ -18,10 +18,11 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-  auto qkv = c_attn(x).view({B, T, 3, n_head_, head_dim_});  // (B, T, 3, nh, hs)
-  auto q = qkv.select(2, 0).transpose(1, 2);                  // (B, nh, T, hs)
-  auto k = qkv.select(2, 1).transpose(1, 2);                  // (B, nh, T, hs)
-  auto v = qkv.select(2, 2).transpose(1, 2);                  // (B, nh, T, hs)
+  // chunk (not select) so that backward concatenates the three gradients in one op.
+  auto qkv = c_attn(x).chunk(3, -1);                            // 3 x (B, T, C)
+  auto q = qkv[0].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
+  auto k = qkv[1].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
+  auto v = qkv[2].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
   if (cache) {
     if (cache->k.defined()) {
       k = torch::cat({cache->k, k}, 2);  // (B, nh, S, hs)
