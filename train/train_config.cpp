@@ -12,7 +12,7 @@ void require(bool ok, const std::string& message) {
 }  // namespace
 
 void TrainConfig::validate() const {
-  require(objective == "causal" || objective == "prefix", "objective '" + objective + "' is not causal|prefix");
+  require(objective == "causal", "objective '" + objective + "' is not available (this lmzoo trains: causal)");
   require(batch_size > 0, "batch_size must be positive");
   require(grad_accum > 0, "grad_accum must be positive");
   require(steps > 0, "steps must be positive");

@@ -8,7 +8,7 @@
 namespace lmzoo {
 
 struct TrainConfig {
-  std::string objective = "causal";  // causal | prefix
+  std::string objective = "causal";  // causal (next-token)
   std::string data_dir;
   std::string out_dir;
   int64_t batch_size = 12;
