@@ -40,6 +40,9 @@ void ModelConfig::validate() const {
   require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu"});
   require_one_of("position", position, {"learned", "none"});
   require_one_of("init", init, {"gpt2", "bert"});
+  require(labels.empty() || arch == "bert", "labels (a classification head) need arch bert");
+  require(labels.empty() || labels.size() >= 2, "a classifier needs at least 2 labels");
+  require(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size(), "labels must be distinct");
 }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,7 @@ struct ModelConfig {
   std::string activation = "gelu";   // relu | gelu | gelu-tanh | silu
   std::string position = "learned";  // learned | none
   std::string init = "gpt2";         // gpt2 (scaled residual projections) | bert (all N(0, 0.02))
+  std::vector<std::string> labels;   // bert: non-empty makes a sequence classifier over these labels
 
   int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   int64_t head_dim() const { return d_model / n_head; }
@@ -39,7 +41,7 @@ struct ModelConfig {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelConfig, format_version, arch, vocab_size, n_layer,
                                                 n_head, d_model, d_ff, max_seq_len, type_vocab_size, dropout, bias,
                                                 tie_embeddings, norm, norm_position, norm_eps,
-                                                activation, position, init)
+                                                activation, position, init, labels)
 
 // Parses a config JSON object, rejecting unknown keys and newer format versions.
 ModelConfig model_config_from_json(const nlohmann::json& j);

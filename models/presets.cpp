@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "models/bert_presets.h"
+
 namespace lmzoo {
 
 namespace {
@@ -34,13 +36,17 @@ ModelConfig gpt_nano() {
 }  // namespace
 
 const std::vector<Preset>& all_presets() {
-  static const std::vector<Preset> presets = {
+  static const std::vector<Preset> presets = [] {
+    std::vector<Preset> all = {
       {"gpt-nano", "nanoGPT CPU baby: 4 layers, 4 heads, d 128, ctx 64, no bias", gpt_nano()},
       {"gpt2", "GPT-2 small: 12 layers, 12 heads, d 768, ctx 1024", gpt2_shape(12, 12, 768)},
       {"gpt2-medium", "GPT-2 medium: 24 layers, 16 heads, d 1024", gpt2_shape(24, 16, 1024)},
       {"gpt2-large", "GPT-2 large: 36 layers, 20 heads, d 1280", gpt2_shape(36, 20, 1280)},
       {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600)},
-  };
+    };
+    for (const auto& p : bert_presets()) all.push_back(p);
+    return all;
+  }();
   return presets;
 }
 
@@ -54,6 +60,12 @@ const Preset& find_preset(const std::string& name) {
 }
 
 int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
+  if (c.arch == "bert") {
+    const int64_t positions = c.position == "learned" && !include_position_embeddings ? c.max_seq_len * c.d_model : 0;
+    const int64_t n_labels = int64_t(c.labels.size());
+    const int64_t head = n_labels ? c.d_model * n_labels + n_labels : 0;  // classifier
+    return count_bert_parameters(c, /*with_pooler=*/true, /*with_mlm_head=*/true) + head - positions;
+  }
   const int64_t d = c.d_model, ff = c.ff_dim(), bias = c.bias ? 1 : 0;
   const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
   const int64_t attention = d * 3 * d + 3 * d * bias + d * d + d * bias;

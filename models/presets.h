@@ -16,8 +16,9 @@ struct Preset {
 const std::vector<Preset>& all_presets();
 // Throws std::invalid_argument listing the known names when NAME is unknown.
 const Preset& find_preset(const std::string& name);
-// Parameter count of the model a config builds (unique tensors: a tied head counts once),
-// optionally without position embeddings (as MFU's N).
+// Parameter count of the model a config builds, for every arch (unique tensors: a tied head counts
+// once; a Bert includes its pooler and MLM head, a classifier its head), optionally without position
+// embeddings (as MFU's N).
 int64_t count_parameters(const ModelConfig& config, bool include_position_embeddings = true);
 
 }  // namespace lmzoo

@@ -9,6 +9,7 @@
 #include "data/batcher_mlm.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
+#include "train/objectives.h"
 
 using namespace lmzoo;
 
@@ -348,4 +349,24 @@ TEST_CASE("bert: MLM loss falls on a tiny repetitive stream", "[bert]") {
   CHECK(std::abs(first - std::log(double(kVocab))) < 1.0);
   CHECK(last < 0.4 * first);
   CHECK(last < std::log(43.0) - 1.0);  // below the unigram floor: the encoder reads the context
+}
+
+TEST_CASE("mlm: the trainer's loss (head on selected positions only) equals the full-logits loss", "[bert]") {
+  torch::manual_seed(21);
+  auto stream = random_stream(2000, 11);
+  MlmOptions o;
+  o.batch_size = 4;
+  o.seq_len = 24;
+  o.min_seq_len = 6;
+  auto b = MlmBatcher(stream, kVocab, o, 5).batch(1, 0);
+  Bert model(tiny_bert());
+  model->eval();
+  const double full = mlm_loss(model->forward(b.input_ids, b.attention_mask, b.token_type_ids), b.labels).item<double>();
+  const double picked =
+      masked_lm_loss(model, b.input_ids, b.attention_mask, b.token_type_ids, b.labels).item<double>();
+  CHECK(picked == Approx(full).epsilon(1e-5));
+  auto none = torch::full_like(b.labels, -1);
+  auto zero = masked_lm_loss(model, b.input_ids, b.attention_mask, b.token_type_ids, none);
+  CHECK(zero.item<double>() == 0.0);
+  CHECK(zero.requires_grad());
 }

@@ -34,8 +34,8 @@ TrainRequest tiny_request(const Fixture& f, const std::string& out_dir, int64_t 
   return r;
 }
 
-bool same_parameters(GPT& a, GPT& b) {
-  auto pa = a->named_parameters(), pb = b->named_parameters();
+bool same_parameters(const torch::nn::Module& a, const torch::nn::Module& b) {
+  auto pa = a.named_parameters(), pb = b.named_parameters();
   for (const auto& item : pa) {
     if (!torch::equal(item.value(), pb[item.key()])) return false;
   }
@@ -78,7 +78,7 @@ TEST_CASE("resuming from a checkpoint equals an uninterrupted run", "[train][che
   CHECK(b.state.step == 20);
   auto model_a = load_model(a, torch::kCPU);
   auto model_b = load_model(b, torch::kCPU);
-  CHECK(same_parameters(model_a, model_b));
+  CHECK(same_parameters(*model_a.module(), *model_b.module()));
   CHECK(a.state.best_val_loss == b.state.best_val_loss);
   // metrics.jsonl of the resumed run holds train records of both halves and eval records.
   const std::string metrics = read_text(dir / "resumed/metrics.jsonl");
@@ -103,8 +103,8 @@ TEST_CASE("a checkpoint saves and loads the exact weights and configs", "[checkp
   info.state.step = 7;
   info.state.best_val_loss = 1.5;
   info.tokenizer_model = std::string("tok\0enizer", 10);
-  save_checkpoint(dir / "ckpt", model, nullptr, info);
-  save_checkpoint(dir / "ckpt", model, nullptr, info);  // overwriting keeps one complete copy
+  save_checkpoint(dir / "ckpt", model.ptr(), nullptr, info);
+  save_checkpoint(dir / "ckpt", model.ptr(), nullptr, info);  // overwriting keeps one complete copy
   auto back = read_checkpoint(dir / "ckpt");
   CHECK(back.dir == dir / "ckpt");
   CHECK(nlohmann::json(back.model) == nlohmann::json(c));
@@ -112,7 +112,7 @@ TEST_CASE("a checkpoint saves and loads the exact weights and configs", "[checkp
   CHECK(back.state.step == 7);
   CHECK(back.tokenizer_model == info.tokenizer_model);
   auto loaded = load_model(back, torch::kCPU);
-  CHECK(same_parameters(model, loaded));
+  CHECK(same_parameters(*model, *loaded.module()));
   CHECK_FALSE(std::filesystem::exists(dir / ".ckpt.old"));
 
   write_text(dir / "ckpt/model.pt", "not a torch archive");

@@ -65,4 +65,9 @@ void apply_thread_option(const cxxopts::ParseResult& result) {
   configure_cpu_threads(result.count("threads") ? result["threads"].as<int>() : 0);
 }
 
+GPT require_gpt(const AnyModel& model, const std::string& command) {
+  if (!model.gpt) throw UsageError("lmzoo " + command + " does not support " + model.kind() + " checkpoints yet");
+  return model.gpt;
+}
+
 }  // namespace lmzoo::cli

@@ -17,6 +17,8 @@ void require_option(const cxxopts::ParseResult& result, const std::string& name)
 // Throws UsageError when the tokenizer that prepared DATA_DIR is not the checkpoint's.
 void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint);
 std::string read_whole_file(const std::string& path);
+// The model as a GPT; throws UsageError when the checkpoint holds another kind of model.
+GPT require_gpt(const AnyModel& model, const std::string& command);
 // Applies --threads N (intra-op threads) when given and positive.
 void apply_thread_option(const cxxopts::ParseResult& result);
 

@@ -22,7 +22,7 @@ int run_export(int argc, char** argv) {
   require_option(r, "checkpoint");
   require_option(r, "out");
   const CheckpointInfo info = read_checkpoint(r["checkpoint"].as<std::string>());
-  GPT model = load_model(info, torch::Device(torch::kCPU));
+  GPT model = require_gpt(load_model(info, torch::Device(torch::kCPU)), "export");
   auto module = export_gpt(model, info.tokenizer_model);
   const std::string out = r["out"].as<std::string>();
   const std::string tmp = out + ".tmp-" + std::to_string(getpid());

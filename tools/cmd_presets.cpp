@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "models/bert_presets.h"
 #include "models/presets.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -17,7 +18,7 @@ int run_presets(int argc, char** argv) {
     std::cout << nlohmann::json(find_preset(r["show"].as<std::string>()).config).dump(2) << std::endl;
     return 0;
   }
-  std::printf("%-12s %-6s %6s %6s %7s %6s %7s %14s  %s\n", "name", "family", "layers", "heads", "d_model", "ctx",
+  std::printf("%-14s %-6s %6s %6s %7s %6s %7s %14s  %s\n", "name", "family", "layers", "heads", "d_model", "ctx",
               "vocab", "parameters", "description");
   for (const auto& p : all_presets()) {
     const ModelConfig& c = p.config;
@@ -25,11 +26,14 @@ int run_presets(int argc, char** argv) {
     ModelConfig counted = c;
     if (vocab_from_tokenizer) counted.vocab_size = 65;  // nanoGPT's Shakespeare character vocabulary
     const std::string vocab = vocab_from_tokenizer ? "65*" : std::to_string(c.vocab_size);
-    std::printf("%-12s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s\n", p.name.c_str(), c.arch.c_str(), long(c.n_layer),
-                long(c.n_head), long(c.d_model), long(c.max_seq_len), vocab.c_str(), long(count_parameters(counted)),
+    // BERT as published: encoder + pooler, without the MLM head (which adds V + d^2 + 3d).
+    const int64_t count = c.arch == "bert" ? count_bert_parameters(counted, true, false) : count_parameters(counted);
+    std::printf("%-14s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s\n", p.name.c_str(), c.arch.c_str(), long(c.n_layer),
+                long(c.n_head), long(c.d_model), long(c.max_seq_len), vocab.c_str(), long(count),
                 p.description.c_str());
   }
   std::printf("* vocabulary taken from the tokenizer at training time; counted here with 65 characters\n");
+  std::printf("BERT counts are the encoder with its pooler, as published; the MLM head adds vocab + d^2 + 3d\n");
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "data/labelled_text.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
 #include "models/presets.h"
@@ -23,8 +24,9 @@ void override_from(const cxxopts::ParseResult& r, const std::string& flag, T& fi
 void add_options(cxxopts::Options& options) {
   const TrainConfig t;
   options.add_options("Model")
-      ("arch", "architecture: gpt", cxxopts::value<std::string>()->default_value("gpt"))
-      ("preset", "named preset (see lmzoo presets); default gpt-nano", cxxopts::value<std::string>())
+      ("arch", "architecture: gpt|bert (default: the preset's or config's, else gpt)", cxxopts::value<std::string>())
+      ("objective", "causal (gpt) | mlm (bert) | classify (bert, with --init and labelled --data)", cxxopts::value<std::string>())
+      ("preset", "named preset (see lmzoo presets); default gpt-nano, or bert-tiny for --arch bert", cxxopts::value<std::string>())
       ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>())
       ("n-layer", "number of blocks", cxxopts::value<int64_t>())
       ("n-head", "attention heads", cxxopts::value<int64_t>())
@@ -33,9 +35,17 @@ void add_options(cxxopts::Options& options) {
       ("dropout", "dropout probability", cxxopts::value<double>())
       ("bias", "biases in linear layers and norms (true|false)", cxxopts::value<bool>()->implicit_value("true"));
   options.add_options("Data")
-      ("data", "prepared data directory (lmzoo prepare)", cxxopts::value<std::string>())
+      ("data", "prepared data directory (lmzoo prepare); for classify a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
+      ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())
+      ("init", "classify: the pretrained bert checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
       ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
+  options.add_options("Masked LM")
+      ("mlm-probability", "fraction of tokens selected for prediction", cxxopts::value<double>()->default_value("0.15"))
+      ("mask-rate", "of the selected: replaced by [MASK]", cxxopts::value<double>()->default_value("0.8"))
+      ("random-rate", "of the selected: replaced by a random token (the rest kept)", cxxopts::value<double>()->default_value("0.1"))
+      ("whole-word-mask", "select whole words rather than pieces")
+      ("segment-pairs", "frame [CLS] A [SEP] B [SEP] with token types");
   options.add_options("Training")
       ("batch-size", "sequences per micro-batch", cxxopts::value<int64_t>()->default_value(std::to_string(t.batch_size)))
       ("grad-accum", "micro-batches per optimizer step", cxxopts::value<int64_t>()->default_value(std::to_string(t.grad_accum)))
@@ -57,9 +67,29 @@ void add_options(cxxopts::Options& options) {
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
 }
 
+// The arch asked for: --arch, else the --config's or --preset's, else gpt.
+std::string requested_arch(const cxxopts::ParseResult& r) {
+  if (r.count("arch")) return r["arch"].as<std::string>();
+  if (r.count("config")) return load_model_config(r["config"].as<std::string>()).arch;
+  if (r.count("preset")) return find_preset(r["preset"].as<std::string>()).config.arch;
+  return "gpt";
+}
+
+void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
+  override_from(r, "n-layer", model.n_layer);
+  override_from(r, "n-head", model.n_head);
+  override_from(r, "d-model", model.d_model);
+  override_from(r, "seq-len", model.max_seq_len);
+  override_from(r, "dropout", model.dropout);
+  override_from(r, "bias", model.bias);
+}
+
 ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {
   if (r.count("preset") && r.count("config")) throw UsageError("give --preset or --config, not both");
-  ModelConfig model = find_preset(r.count("preset") ? r["preset"].as<std::string>() : "gpt-nano").config;
+  const std::string arch = requested_arch(r);
+  if (arch != "gpt" && arch != "bert") throw UsageError("--arch " + arch + " is not one of gpt|bert");
+  ModelConfig model = find_preset(r.count("preset") ? r["preset"].as<std::string>()
+                                                    : arch == "bert" ? "bert-tiny" : "gpt-nano").config;
   if (r.count("config")) {
     model = load_model_config(r["config"].as<std::string>());
     if (model.vocab_size != 0 && model.vocab_size != tokenizer_vocab) {
@@ -67,17 +97,9 @@ ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t token
                                " does not match the data's tokenizer (" + std::to_string(tokenizer_vocab) + ")");
     }
   }
+  if (model.arch != arch) throw UsageError("--arch " + arch + " does not match the " + model.arch + " model config");
   model.vocab_size = tokenizer_vocab;
-  if (r["arch"].as<std::string>() != "gpt" || model.arch != "gpt") {
-    throw UsageError("--arch " + (model.arch != "gpt" ? model.arch : r["arch"].as<std::string>()) +
-                     " cannot be trained by this lmzoo yet (available: gpt)");
-  }
-  override_from(r, "n-layer", model.n_layer);
-  override_from(r, "n-head", model.n_head);
-  override_from(r, "d-model", model.d_model);
-  override_from(r, "seq-len", model.max_seq_len);
-  override_from(r, "dropout", model.dropout);
-  override_from(r, "bias", model.bias);
+  apply_model_flags(r, model);
   model.validate();
   return model;
 }
@@ -104,6 +126,39 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("seed", t.seed);
   set("device", t.device);
   set("precision", t.precision);
+  set("mlm-probability", t.mlm_probability);
+  set("mask-rate", t.mask_rate);
+  set("random-rate", t.random_rate);
+  if (!only_given || r.count("whole-word-mask")) t.whole_word_mask = r.count("whole-word-mask") > 0;
+  if (!only_given || r.count("segment-pairs")) t.segment_pairs = r.count("segment-pairs") > 0;
+}
+
+// Fine-tuning a classifier: the model is the --init checkpoint's bert with the labels of --data; its
+// tokenizer is the checkpoint's. Defaults follow HF's Trainer (lr 5e-5, linear decay, no warmup).
+void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
+  require_option(r, "init");
+  for (const char* flag : {"preset", "config", "n-layer", "n-head", "d-model", "seq-len", "bias"}) {
+    if (r.count(flag)) throw UsageError(std::string("--") + flag + " cannot change the shape of the --init model");
+  }
+  const CheckpointInfo pretrained = read_checkpoint(r["init"].as<std::string>());
+  if (pretrained.model.arch != "bert") {
+    throw UsageError("--init " + pretrained.dir + " holds a " + pretrained.model.arch +
+                     " model; classification fine-tunes a bert");
+  }
+  TrainConfig& t = request.train;
+  t.init_checkpoint = pretrained.dir;
+  if (r.count("val-data")) t.val_data = r["val-data"].as<std::string>();
+  if (!r.count("lr")) t.lr = 5e-5;
+  if (!r.count("min-lr")) t.min_lr = 0.0;
+  if (!r.count("schedule")) t.schedule = "linear";
+  if (!r.count("warmup")) t.warmup = 0;
+  if (!r.count("weight-decay")) t.weight_decay = 0.01;
+  if (!r.count("beta2")) t.beta2 = 0.999;
+  request.model = pretrained.model;
+  request.model.labels = label_set(read_labelled_text(t.data_dir));
+  override_from(r, "dropout", request.model.dropout);
+  request.model.validate();
+  request.tokenizer_model = pretrained.tokenizer_model;
 }
 
 }  // namespace
@@ -134,20 +189,35 @@ int run_train(int argc, char** argv) {
       throw UsageError("the run is already at step " + std::to_string(info.state.step) +
                        " of " + std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
     }
-    check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
+    if (request.train.objective != "classify") {
+      check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
+    }
   } else {
     require_option(r, "data");
     require_option(r, "out");
     request.train.data_dir = r["data"].as<std::string>();
     request.train.out_dir = r["out"].as<std::string>();
     apply_training_flags(r, request.train, /*only_given=*/false);
-    const auto manifest = read_manifest(request.train.data_dir);
-    request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
-    const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
-    if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
-      throw std::runtime_error(request.train.data_dir + "/tokenizer.model does not match the manifest's tokenizer hash");
+    const std::string arch = requested_arch(r);
+    request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
+                              : r.count("init")                   ? "classify"
+                              : arch == "bert"                    ? "mlm"
+                                                                  : "causal";
+    if (request.train.objective == "classify") {
+      setup_classifier(r, request);
+    } else {
+      for (const char* flag : {"init", "val-data"}) {
+        if (r.count(flag)) throw UsageError(std::string("--") + flag + " is for --objective classify");
+      }
+      const auto manifest = read_manifest(request.train.data_dir);
+      request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
+      const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
+      if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
+        throw std::runtime_error(request.train.data_dir +
+                                 "/tokenizer.model does not match the manifest's tokenizer hash");
+      }
+      request.model = model_config_from_flags(r, tokenizer.vocab_size());
     }
-    request.model = model_config_from_flags(r, tokenizer.vocab_size());
     if (std::filesystem::exists(request.train.out_dir + "/last")) {
       throw UsageError(request.train.out_dir + " already holds a run (use --resume " + request.train.out_dir +
                        " or another --out)");

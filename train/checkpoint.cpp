@@ -53,8 +53,8 @@ nlohmann::json read_json(const fs::path& path) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& dir, GPT& model, torch::optim::Optimizer* optimizer,
-                     const CheckpointInfo& info) {
+void save_checkpoint(const std::string& dir, const std::shared_ptr<torch::nn::Module>& model,
+                     torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
   const fs::path target(dir);
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
   const fs::path old = target.parent_path() / ("." + target.filename().string() + ".old");
@@ -96,25 +96,37 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   if (!config.contains("model")) throw std::runtime_error("checkpoint " + info.dir + " has no model config");
   info.model = model_config_from_json(config.at("model"));
   info.model.validate();
-  if (info.model.arch != "gpt") {
-    throw std::runtime_error("checkpoint " + info.dir + " holds a '" + info.model.arch +
-                             "' model, which this lmzoo cannot load yet (available: gpt)");
-  }
   if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
   info.state = read_json(dir / "trainer_state.json").get<TrainerState>();
   info.tokenizer_model = read_file(dir / "tokenizer.model");
   return info;
 }
 
-GPT load_model(const CheckpointInfo& info, const torch::Device& device) {
-  GPT model(info.model);
+void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module) {
   try {
-    torch::load(model, (fs::path(info.dir) / "model.pt").string());
+    torch::load(module, (fs::path(info.dir) / "model.pt").string());
   } catch (const c10::Error& e) {
     throw std::runtime_error("cannot load weights from " + info.dir + "/model.pt (corrupt or from another model)");
   }
-  model->to(device);
+}
+
+AnyModel load_model(const CheckpointInfo& info, const torch::Device& device) {
+  AnyModel model = build_model(info.model);
+  load_weights(info, model.module());
+  model.module()->to(device);
   return model;
+}
+
+void init_from_checkpoint(AnyModel& model, const CheckpointInfo& pretrained) {
+  ModelConfig wanted = model.config(), have = pretrained.model;
+  const bool into_encoder = model.classifier && have.labels.empty();
+  wanted.labels.clear();
+  have.labels.clear();
+  if (nlohmann::json(wanted) != nlohmann::json(have)) {
+    throw std::runtime_error("the model to train does not have the shape of the --init checkpoint " +
+                             pretrained.dir + " (train with that checkpoint's model config)");
+  }
+  load_weights(pretrained, into_encoder ? model.classifier->bert.ptr() : model.module());
 }
 
 void load_optimizer_state(const CheckpointInfo& info, torch::optim::Optimizer& optimizer) {

@@ -1,4 +1,4 @@
-// Next-token cross-entropy (in fp32 even under bf16 autocast).
+// Next-token, masked-token and classification cross-entropy (in fp32 even under bf16 autocast).
 #include "train/objectives.h"
 
 namespace lmzoo {
@@ -12,6 +12,20 @@ torch::Tensor next_token_loss(const torch::Tensor& logits, const torch::Tensor& 
 
 torch::Tensor causal_lm_loss(GPT& model, const TokenBatch& batch) {
   return next_token_loss(model->forward(batch.inputs), batch.targets);
+}
+
+torch::Tensor masked_lm_loss(Bert& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask,
+                             const torch::Tensor& token_type_ids, const torch::Tensor& labels) {
+  auto hidden = model->hidden_states(input_ids, attention_mask, token_type_ids);  // (B, T, C)
+  const auto selected = labels >= 0;                                              // (B, T) bool
+  auto picked = hidden.index({selected});                                         // (N, C)
+  if (picked.size(0) == 0) return hidden.sum() * 0.0;
+  auto logits = model->mlm_logits(picked);                                        // (N, V)
+  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels.index({selected}));
+}
+
+torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels);
 }
 
 }  // namespace lmzoo

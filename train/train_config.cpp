@@ -12,7 +12,8 @@ void require(bool ok, const std::string& message) {
 }  // namespace
 
 void TrainConfig::validate() const {
-  require(objective == "causal", "objective '" + objective + "' is not available (this lmzoo trains: causal)");
+  require(objective == "causal" || objective == "mlm" || objective == "classify",
+          "objective '" + objective + "' is not available (this lmzoo trains: causal, mlm, classify)");
   require(batch_size > 0, "batch_size must be positive");
   require(grad_accum > 0, "grad_accum must be positive");
   require(steps > 0, "steps must be positive");
@@ -28,6 +29,10 @@ void TrainConfig::validate() const {
   require(eval_iters > 0, "eval_iters must be positive");
   require(log_interval > 0, "log_interval must be positive");
   require(precision == "fp32" || precision == "bf16", "precision '" + precision + "' is not fp32|bf16");
+  auto in01 = [](double p) { return p >= 0.0 && p <= 1.0; };
+  require(in01(mlm_probability) && mlm_probability > 0, "mlm_probability must be in (0, 1]");
+  require(in01(mask_rate) && in01(random_rate) && mask_rate + random_rate <= 1.0,
+          "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
 }
 
 }  // namespace lmzoo

@@ -8,8 +8,10 @@
 namespace lmzoo {
 
 struct TrainConfig {
-  std::string objective = "causal";  // causal (next-token)
-  std::string data_dir;
+  std::string objective = "causal";  // causal (gpt) | mlm (bert) | classify (bert with labels)
+  std::string data_dir;              // prepared shards; for classify a labelled .tsv/.jsonl file
+  std::string val_data;              // classify: labelled validation file (empty: no validation)
+  std::string init_checkpoint;       // classify: the pretrained checkpoint the encoder started from
   std::string out_dir;
   int64_t batch_size = 12;
   int64_t grad_accum = 1;
@@ -28,14 +30,21 @@ struct TrainConfig {
   uint64_t seed = 1337;
   std::string device = "auto";     // auto | cpu | cuda[:N]
   std::string precision = "fp32";  // fp32 | bf16
+  // Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates.
+  double mlm_probability = 0.15;
+  double mask_rate = 0.8;
+  double random_rate = 0.1;
+  bool whole_word_mask = false;
+  bool segment_pairs = false;  // [CLS] A [SEP] B [SEP] with token types, cut at a random point
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, out_dir, batch_size, grad_accum,
-                                                steps, lr, min_lr, warmup, schedule, weight_decay, beta1, beta2,
-                                                grad_clip, eval_interval, eval_iters, log_interval, seed, device,
-                                                precision)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, val_data, init_checkpoint, out_dir,
+                                                batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,
+                                                weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
+                                                log_interval, seed, device, precision, mlm_probability, mask_rate,
+                                                random_rate, whole_word_mask, segment_pairs)
 
 }  // namespace lmzoo

@@ -8,15 +8,13 @@
 #include <csignal>
 #include <filesystem>
 
-#include "data/batcher_causal.h"
-#include "data/shards.h"
 #include "models/presets.h"
 #include "train/device.h"
 #include "train/metrics_log.h"
-#include "train/objectives.h"
 #include "train/optimizer.h"
 #include "train/progress.h"
 #include "train/schedule.h"
+#include "train/task.h"
 
 namespace lmzoo {
 
@@ -45,22 +43,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-double estimate_loss(GPT& model, const TokenStream& stream, const TrainConfig& config, const torch::Device& device,
-                     uint64_t seed) {
-  torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
-  CausalBatcher batcher(stream, config.batch_size, model->config().max_seq_len, seed);
-  double total = 0.0;
-  for (int64_t i = 0; i < config.eval_iters; ++i) {
-    auto batch = batcher.batch(i, 0);
-    AutocastScope autocast(config.precision, device);
-    total += causal_lm_loss(model, {batch.inputs.to(device), batch.targets.to(device)}).item<double>();
-  }
-  model->train(was_training);
-  return total / double(config.eval_iters);
-}
-
 TrainResult train_model(const TrainRequest& request) {
   const TrainConfig& cfg = request.train;
   cfg.validate();
@@ -70,32 +52,34 @@ TrainResult train_model(const TrainRequest& request) {
   TrainResult result;
   result.last_val_loss = std::nan("");
 
-  // Data: the train split feeds the batcher; the val split (if long enough) the loss estimate.
-  TokenStream train_stream = TokenStream::open(cfg.data_dir, "train");
-  TokenStream val_stream = TokenStream::open(cfg.data_dir, "val");
-  const int64_t T = request.model.max_seq_len;
-  const bool has_val = val_stream.size() > T;
-  CausalBatcher batcher(train_stream, cfg.batch_size, T, cfg.seed);
+  // Data: the task's seeded train batches, and its validation sample (if the data has one).
+  const auto task = make_task(request.model, cfg, request.tokenizer_model);
+  const bool has_val = task->val_batches() > 0;
 
-  // Model, optimizer and trainer state: fresh, or restored whole from a checkpoint.
+  // Model, optimizer and trainer state: fresh (optionally from pretrained weights), or restored whole
+  // from a checkpoint.
   torch::manual_seed(cfg.seed);
   CheckpointInfo info;
   info.model = request.model;
   info.train = cfg;
   info.tokenizer_model = request.tokenizer_model;
-  GPT model(request.model);
-  model->to(device);
-  auto optimizer = make_optimizer(*model, cfg);
+  AnyModel model = build_model(request.model);
+  if (!cfg.init_checkpoint.empty() && request.resume_dir.empty()) {
+    init_from_checkpoint(model, read_checkpoint(cfg.init_checkpoint));
+  }
+  model.module()->to(device);
+  auto optimizer = make_optimizer(*model.module(), cfg);
   if (!request.resume_dir.empty()) {
     CheckpointInfo resumed = read_checkpoint(request.resume_dir);
     model = load_model(resumed, device);
-    optimizer = make_optimizer(*model, cfg);
+    optimizer = make_optimizer(*model.module(), cfg);
     load_optimizer_state(resumed, *optimizer);
     restore_rng_state(resumed);
     info.state = resumed.state;
   }
   TrainerState& state = info.state;
-  model->train();
+  auto module = model.module();
+  module->train();
 
   std::unique_ptr<MetricsLog> metrics;
   if (request.write_outputs) {
@@ -103,7 +87,7 @@ TrainResult train_model(const TrainRequest& request) {
     metrics = std::make_unique<MetricsLog>(run_dir + "/metrics.jsonl");
   }
   Progress progress;
-  const int64_t tokens_per_step = cfg.batch_size * T * cfg.grad_accum;
+  const int64_t tokens_per_step = task->tokens_per_batch() * cfg.grad_accum;
   if (request.show_progress) {
     progress.note("lmzoo train: " + std::to_string(count_parameters(request.model)) + " parameters, device " +
                   device.str() + ", " + std::to_string(tokens_per_step) + " tokens/step, steps " +
@@ -118,7 +102,7 @@ TrainResult train_model(const TrainRequest& request) {
   auto save = [&](const std::string& name) {
     if (!request.write_outputs) return;
     state.elapsed_s = elapsed_before + seconds_since(run_start);
-    save_checkpoint(run_dir + "/" + name, model, optimizer.get(), info);
+    save_checkpoint(run_dir + "/" + name, module, optimizer.get(), info);
   };
 
   while (state.step < cfg.steps) {
@@ -128,18 +112,18 @@ TrainResult train_model(const TrainRequest& request) {
     set_learning_rate(*optimizer, lr);
     double step_loss = 0.0;
     for (int64_t micro = 0; micro < cfg.grad_accum; ++micro) {
-      auto batch = batcher.batch(state.step, micro);
+      const TrainBatch batch = task->train_batch(state.step, micro).to(device);
       torch::Tensor loss;
       {
         AutocastScope autocast(cfg.precision, device);
-        loss = causal_lm_loss(model, {batch.inputs.to(device), batch.targets.to(device)}) / double(cfg.grad_accum);
+        loss = task_loss(model, batch) / double(cfg.grad_accum);
       }
       loss.backward();
       step_loss += loss.item<double>();
     }
-    if (cfg.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), cfg.grad_clip);
+    if (cfg.grad_clip > 0) torch::nn::utils::clip_grad_norm_(module->parameters(), cfg.grad_clip);
     optimizer->step();
-    for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
+    for (auto& p : module->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
     ++state.step;
     state.tokens_seen += tokens_per_step;
     result.step_seconds.push_back(seconds_since(step_start));
@@ -176,7 +160,7 @@ TrainResult train_model(const TrainRequest& request) {
       const auto pause_start = std::chrono::steady_clock::now();
       bool improved = false;
       if (has_val && eval_step && !signalled) {
-        const double val_loss = estimate_loss(model, val_stream, cfg, device, mix_seed(cfg.seed, 0xE7A1));
+        const double val_loss = validation_loss(model, *task, device, cfg.precision);
         result.last_val_loss = val_loss;
         improved = val_loss < state.best_val_loss;
         if (improved) state.best_val_loss = val_loss;

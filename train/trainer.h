@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "data/shards.h"
 #include "models/config.h"
 #include "train/checkpoint.h"
 #include "train/train_config.h"
@@ -30,9 +29,5 @@ struct TrainResult {
 };
 
 TrainResult train_model(const TrainRequest& request);
-
-// Mean loss over `iters` seeded batches of a split (the trainer's validation estimate).
-double estimate_loss(GPT& model, const TokenStream& stream, const TrainConfig& config,
-                     const torch::Device& device, uint64_t seed);
 
 }  // namespace lmzoo

@@ -1,0 +1,21 @@
+// Fill-mask for encoder-only models: the most likely tokens, with probabilities, at each [MASK].
+// Leaves out: multi-token (span) filling.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/bert.h"
+
+namespace lmzoo {
+
+struct MaskCandidate {
+  int64_t id;
+  double probability;
+};
+
+// ids: one unframed sequence (at most max_seq_len - 2 ids) holding special::kMask at the positions to
+// fill; it is framed [CLS] ids [SEP]. Returns, for each [MASK] in order, its top_k candidates, most
+// likely first (special ids excluded).
+std::vector<std::vector<MaskCandidate>> fill_masks(Bert& model, const std::vector<int64_t>& ids, int64_t top_k);
+
+}  // namespace lmzoo

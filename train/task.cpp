@@ -1,0 +1,218 @@
+// Training tasks: causal windows (gpt), masked-LM batches (bert) and labelled-text batches (classifier),
+// all seeded pure functions of the step; the loss dispatch over model kinds.
+#include "train/task.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "data/batcher_causal.h"
+#include "data/batcher_mlm.h"
+#include "data/labelled_text.h"
+#include "data/shards.h"
+#include "data/tokenizer.h"
+#include "train/device.h"
+#include "train/objectives.h"
+
+namespace lmzoo {
+
+TrainBatch TrainBatch::to(const torch::Device& device) const {
+  auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device) : t; };
+  return {move(input_ids), move(labels), move(attention_mask), move(token_type_ids)};
+}
+
+namespace {
+
+constexpr uint64_t kValSeedSalt = 0xE7A1;  // validation batches use their own seed stream
+
+// Causal LM: random windows of the train split; a fixed seeded sample of the val split.
+class CausalTask : public TrainingTask {
+ public:
+  CausalTask(const ModelConfig& model, const TrainConfig& config)
+      : train_(TokenStream::open(config.data_dir, "train")),
+        val_(TokenStream::open(config.data_dir, "val")),
+        train_batcher_(train_, config.batch_size, model.max_seq_len, config.seed),
+        val_batcher_(val_, config.batch_size, model.max_seq_len, mix_seed(config.seed, kValSeedSalt)),
+        val_batches_(val_.size() > model.max_seq_len ? config.eval_iters : 0),
+        tokens_(config.batch_size * model.max_seq_len) {}
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    auto b = train_batcher_.batch(step, micro);
+    return {b.inputs, b.targets, {}, {}};
+  }
+  int64_t val_batches() const override { return val_batches_; }
+  TrainBatch val_batch(int64_t i) const override {
+    auto b = val_batcher_.batch(i, 0);
+    return {b.inputs, b.targets, {}, {}};
+  }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  TokenStream train_, val_;
+  CausalBatcher train_batcher_, val_batcher_;
+  int64_t val_batches_, tokens_;
+};
+
+// Masked LM: framed windows of the train split with BERT's corruption; a fixed seeded val sample.
+class MlmTask : public TrainingTask {
+ public:
+  MlmTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model)
+      : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
+    MlmOptions options;
+    options.batch_size = config.batch_size;
+    options.seq_len = model.max_seq_len;
+    options.two_segments = config.segment_pairs;
+    options.masking = {config.mlm_probability, config.mask_rate, config.random_rate, config.whole_word_mask};
+    std::function<bool(int)> is_word_start;
+    if (config.whole_word_mask) {
+      auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_serialized(tokenizer_model));
+      is_word_start = [tokenizer](int id) { return tokenizer->is_word_start(id); };
+    }
+    train_batcher_ = std::make_unique<MlmBatcher>(train_, model.vocab_size, options, config.seed, 0, is_word_start);
+    const int64_t frame = config.segment_pairs ? 3 : 2;
+    if (val_.size() >= model.max_seq_len - frame) {
+      val_batcher_ = std::make_unique<MlmBatcher>(val_, model.vocab_size, options,
+                                                  mix_seed(config.seed, kValSeedSalt), 0, is_word_start);
+      val_batches_ = config.eval_iters;
+    }
+    tokens_ = config.batch_size * model.max_seq_len;
+  }
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    return from_mlm(train_batcher_->batch(step, micro));
+  }
+  int64_t val_batches() const override { return val_batches_; }
+  TrainBatch val_batch(int64_t i) const override { return from_mlm(val_batcher_->batch(i, 0)); }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  static TrainBatch from_mlm(const MlmBatch& b) { return {b.input_ids, b.labels, b.attention_mask, b.token_type_ids}; }
+  TokenStream train_, val_;
+  std::unique_ptr<MlmBatcher> train_batcher_, val_batcher_;
+  int64_t val_batches_ = 0, tokens_ = 0;
+};
+
+// Sequence classification: the labelled file, tokenized once, visited in a fresh seeded permutation
+// each epoch; the validation file in order.
+class ClassifyTask : public TrainingTask {
+ public:
+  ClassifyTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model)
+      : batch_size_(config.batch_size), grad_accum_(config.grad_accum), seed_(config.seed) {
+    const Tokenizer tokenizer = Tokenizer::from_serialized(tokenizer_model);
+    train_ = frame_file(tokenizer, model, config.data_dir);
+    if (!config.val_data.empty()) val_ = frame_file(tokenizer, model, config.val_data);
+    tokens_ = config.batch_size * model.max_seq_len;
+  }
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    const int64_t n = int64_t(train_.size());
+    std::vector<const Framed*> rows;
+    for (int64_t j = 0; j < batch_size_; ++j) {
+      const int64_t i = (step * grad_accum_ + micro) * batch_size_ + j;  // position in the endless stream
+      rows.push_back(&train_[epoch_order(i / n)[i % n]]);
+    }
+    return collate(rows);
+  }
+  int64_t val_batches() const override { return (int64_t(val_.size()) + batch_size_ - 1) / batch_size_; }
+  TrainBatch val_batch(int64_t i) const override {
+    std::vector<const Framed*> rows;
+    for (int64_t j = i * batch_size_; j < std::min<int64_t>((i + 1) * batch_size_, val_.size()); ++j) {
+      rows.push_back(&val_[j]);
+    }
+    return collate(rows);
+  }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  struct Framed {
+    MlmExample example;
+    int64_t label;
+  };
+  static std::vector<Framed> frame_file(const Tokenizer& tokenizer, const ModelConfig& model,
+                                        const std::string& path) {
+    std::vector<Framed> out;
+    for (const auto& e : read_labelled_text(path)) {
+      out.push_back({frame_labelled(tokenizer, e, model.max_seq_len), label_id(model.labels, e.label)});
+    }
+    return out;
+  }
+  // The permutation of the training examples for one epoch (cached: batches walk epochs in order).
+  const std::vector<int64_t>& epoch_order(int64_t epoch) const {
+    if (epoch != cached_epoch_) {
+      order_.resize(train_.size());
+      std::iota(order_.begin(), order_.end(), 0);
+      std::mt19937_64 rng(mix_seed(seed_, uint64_t(epoch), 0xC1A5));
+      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);  // Fisher-Yates
+      cached_epoch_ = epoch;
+    }
+    return order_;
+  }
+  static TrainBatch collate(const std::vector<const Framed*>& rows) {
+    std::vector<MlmExample> examples;
+    std::vector<int64_t> labels;
+    for (const auto* r : rows) {
+      examples.push_back(r->example);
+      labels.push_back(r->label);
+    }
+    MlmBatch b = collate_mlm(examples);
+    return {b.input_ids, torch::tensor(labels, torch::kLong), b.attention_mask, b.token_type_ids};
+  }
+  std::vector<Framed> train_, val_;
+  int64_t batch_size_, grad_accum_, tokens_ = 0;
+  uint64_t seed_;
+  mutable int64_t cached_epoch_ = -1;
+  mutable std::vector<int64_t> order_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
+                                        const std::string& tokenizer_model) {
+  const std::string& objective = config.objective;
+  auto require_arch = [&](bool ok, const std::string& what) {
+    if (!ok) {
+      throw std::invalid_argument("objective '" + objective + "' trains " + what + ", not a '" + model.arch + "'" +
+                                  (model.labels.empty() ? "" : " classifier") + " model");
+    }
+  };
+  if (objective == "causal") {
+    require_arch(model.arch == "gpt", "gpt");
+    return std::make_unique<CausalTask>(model, config);
+  }
+  if (objective == "mlm") {
+    require_arch(model.arch == "bert" && model.labels.empty(), "bert");
+    return std::make_unique<MlmTask>(model, config, tokenizer_model);
+  }
+  if (objective == "classify") {
+    require_arch(model.arch == "bert" && !model.labels.empty(), "a bert classifier (with labels)");
+    return std::make_unique<ClassifyTask>(model, config, tokenizer_model);
+  }
+  throw std::invalid_argument("unknown objective '" + objective + "'");
+}
+
+torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
+  if (model.gpt) return next_token_loss(model.gpt->forward(batch.input_ids), batch.labels);
+  if (model.bert) return masked_lm_loss(model.bert, batch.input_ids, batch.attention_mask, batch.token_type_ids,
+                                        batch.labels);
+  return classification_loss(model.classifier->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids),
+                             batch.labels);
+}
+
+double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
+                       const std::string& precision) {
+  torch::NoGradGuard no_grad;
+  auto module = model.module();
+  const bool was_training = module->is_training();
+  module->eval();
+  double total = 0.0;
+  int64_t rows = 0;
+  for (int64_t i = 0; i < task.val_batches(); ++i) {
+    const TrainBatch batch = task.val_batch(i).to(device);
+    AutocastScope autocast(precision, device);
+    const int64_t n = batch.input_ids.size(0);
+    total += task_loss(model, batch).item<double>() * double(n);
+    rows += n;
+  }
+  module->train(was_training);
+  return rows ? total / double(rows) : std::nan("");
+}
+
+}  // namespace lmzoo

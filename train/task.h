@@ -1,0 +1,51 @@
+// Training tasks: what the trainer needs from an (architecture, objective) pair — seeded train and
+// validation batches in one shape (TrainBatch) — and the loss of a batch under any model.
+// Leaves out: the loop itself (trainer.h) and distributed sharding.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "models/registry.h"
+#include "train/train_config.h"
+
+namespace lmzoo {
+
+// The union of what the objectives feed a model; unused fields stay undefined.
+struct TrainBatch {
+  torch::Tensor input_ids;       // (B, T) int64
+  torch::Tensor labels;          // (B, T) int64 target ids, -1 where not scored; (B,) class ids for classify
+  torch::Tensor attention_mask;  // (B, T) int64, 1 real / 0 pad (bert)
+  torch::Tensor token_type_ids;  // (B, T) int64 (bert)
+  TrainBatch to(const torch::Device& device) const;
+};
+
+class TrainingTask {
+ public:
+  virtual ~TrainingTask() = default;
+  // A pure function of (seed, step, micro_step): resuming needs only the step.
+  virtual TrainBatch train_batch(int64_t step, int64_t micro_step) const = 0;
+  // The fixed validation sample: batches 0 .. val_batches()-1 (0: the data has no validation split).
+  virtual int64_t val_batches() const = 0;
+  virtual TrainBatch val_batch(int64_t i) const = 0;
+  // Token positions one micro-batch feeds the model (for tokens/s).
+  virtual int64_t tokens_per_batch() const = 0;
+};
+
+// The task for config.objective over config.data_dir (and config.val_data); tokenizer_model is the
+// serialized SentencePiece model (whole-word masking and labelled text need it). Throws
+// std::invalid_argument when the objective does not fit the model's arch.
+std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
+                                        const std::string& tokenizer_model);
+
+// Mean loss of a batch: next-token cross-entropy (gpt), masked-token cross-entropy over the selected
+// positions (bert), or class cross-entropy (bert-classifier).
+torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
+
+// Mean task_loss over the validation sample, weighted by rows, in eval mode and without gradients.
+double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
+                       const std::string& precision);
+
+}  // namespace lmzoo
