@@ -191,7 +191,7 @@ TEST_CASE("t5: cached decoding equals full recompute step by step", "[t5]") {
 }
 
 TEST_CASE("t5: golden logits from fixed weights match an independent reference of HF T5", "[t5]") {
-  // /usr/bin/python3 reference (HF modeling_t5 math in float64) on the same weights and inputs.
+  // From tests/t5_reference.py (HF modeling_t5 math in float64) on the same weights and inputs.
   struct Golden {
     bool gated;
     double sum, abs_sum;
