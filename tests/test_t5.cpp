@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/generation.h"
 #include "models/t5.h"
 #include "models/t5_presets.h"
 #include "tests/model_fixtures.h"
@@ -188,6 +189,32 @@ TEST_CASE("t5: cached decoding equals full recompute step by step", "[t5]") {
     // A cache is tied to its encoder output.
     CHECK_THROWS(model->decode(dec.slice(1, 0, 1), enc.clone(), mask, &chunked));
   }
+}
+
+TEST_CASE("t5: greedy generation with the cache equals argmax over full recomputes", "[t5]") {
+  torch::manual_seed(5);
+  T5 model(tiny_t5_config(true));
+  model->eval();
+  const std::vector<int64_t> input = {20, 21, 22, 23, 24, 25};
+  SamplingOptions o;
+  o.temperature = 0.0;
+  o.max_new_tokens = 10;
+  const auto generated = generate_t5_tokens(model, input, o);
+  REQUIRE(generated.size() == 10);
+  torch::NoGradGuard no_grad;
+  auto ids = torch::tensor(input, torch::kLong).view({1, -1});
+  std::vector<int64_t> decoder = {0};
+  for (int64_t i = 0; i < 10; ++i) {
+    auto dec = torch::tensor(decoder, torch::kLong).view({1, -1});
+    const int64_t next = model->forward(ids, torch::Tensor(), dec)[0][-1].argmax().item<int64_t>();
+    CHECK(generated[i] == next);
+    decoder.push_back(next);
+  }
+  o.eos_id = generated[3];  // stops after the first occurrence of eos_id
+  const auto stopped = generate_t5_tokens(model, input, o);
+  CHECK(stopped.back() == generated[3]);
+  CHECK(stopped.size() <= 4);
+  CHECK_THROWS_AS(generate_t5_tokens(model, {}, o), std::invalid_argument);
 }
 
 TEST_CASE("t5: golden logits from fixed weights match an independent reference of HF T5", "[t5]") {
