@@ -1,4 +1,4 @@
-// Transformer block: x + drop(attn(ln_1(x))), x + drop(mlp(ln_2(x))) (pre-norm) or the post-norm form.
+// Transformer blocks: x + drop(sublayer(ln(x))) per sublayer (pre-norm) or ln(x + drop(sublayer(x))) (post-norm).
 #include "models/blocks.h"
 
 namespace lmzoo {
@@ -11,13 +11,38 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache) {
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
+                                            const torch::Tensor& position_bias) {
   if (pre_norm_) {
-    auto h = x + resid_dropout(attn(ln_1(x), blocked, cache));
+    auto h = x + resid_dropout(attn(ln_1(x), blocked, cache, position_bias));
     return h + resid_dropout(mlp(ln_2(h)));
   }
-  auto h = ln_1(x + resid_dropout(attn(x, blocked, cache)));
+  auto h = ln_1(x + resid_dropout(attn(x, blocked, cache, position_bias)));
   return ln_2(h + resid_dropout(mlp(h)));
+}
+
+DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == "pre") {
+  ln_1 = register_module("ln_1", make_norm(config));
+  attn = register_module("attn", SelfAttention(config));
+  ln_2 = register_module("ln_2", make_norm(config));
+  cross_attn = register_module("cross_attn", CrossAttention(config));
+  ln_3 = register_module("ln_3", make_norm(config));
+  mlp = register_module("mlp", FeedForward(config));
+  resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
+}
+
+torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked,
+                                        const torch::Tensor& position_bias, const torch::Tensor& memory,
+                                        const torch::Tensor& memory_blocked, LayerKVCache* cache,
+                                        LayerKVCache* cross_cache) {
+  if (pre_norm_) {
+    auto h = x + resid_dropout(attn(ln_1(x), blocked, cache, position_bias));
+    h = h + resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache));
+    return h + resid_dropout(mlp(ln_3(h)));
+  }
+  auto h = ln_1(x + resid_dropout(attn(x, blocked, cache, position_bias)));
+  h = ln_2(h + resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache)));
+  return ln_3(h + resid_dropout(mlp(h)));
 }
 
 }  // namespace lmzoo

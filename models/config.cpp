@@ -1,6 +1,7 @@
 // ModelConfig validation and strict JSON parsing.
 #include "models/config.h"
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -23,13 +24,24 @@ void ModelConfig::validate() const {
   require(format_version >= 1 && format_version <= kModelConfigFormatVersion,
           "format_version " + std::to_string(format_version) + " is not supported by this lmzoo (max " +
               std::to_string(kModelConfigFormatVersion) + ")");
-  require_one_of("arch", arch, {"gpt", "bert"});
+  require_one_of("arch", arch, {"gpt", "bert", "t5"});
+  const bool t5 = arch == "t5";
   require(vocab_size > 0, "vocab_size must be positive");
   require(n_layer > 0, "n_layer must be positive");
+  require(n_decoder_layer >= 0, "n_decoder_layer must be >= 0 (0 means n_layer)");
+  require(t5 || n_decoder_layer == 0, "n_decoder_layer is for arch t5 only (arch is " + arch + ")");
   require(n_head > 0, "n_head must be positive");
-  require(d_model > 0 && d_model % n_head == 0,
-          "d_model (" + std::to_string(d_model) + ") must be a positive multiple of n_head (" +
-              std::to_string(n_head) + ")");
+  require(head_dim >= 0, "head_dim must be >= 0 (0 means d_model / n_head)");
+  if (head_dim == 0) {
+    require(d_model > 0 && d_model % n_head == 0,
+            "d_model (" + std::to_string(d_model) + ") must be a positive multiple of n_head (" +
+                std::to_string(n_head) + ")");
+  } else {
+    require(d_model > 0, "d_model must be positive");
+    require(t5 || head_dim * n_head == d_model,
+            "head_dim * n_head must equal d_model (" + std::to_string(d_model) + ") for arch " + arch +
+                "; other head sizes are for arch t5 only");
+  }
   require(d_ff >= 0, "d_ff must be >= 0 (0 means 4 * d_model)");
   require(max_seq_len > 0, "max_seq_len must be positive");
   require(type_vocab_size > 0, "type_vocab_size must be positive");
@@ -37,13 +49,26 @@ void ModelConfig::validate() const {
   require(norm_eps > 0.0, "norm_eps must be positive");
   require_one_of("norm", norm, {"layernorm", "rmsnorm"});
   require_one_of("norm_position", norm_position, {"pre", "post"});
-  require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu"});
-  require_one_of("position", position, {"learned", "none"});
-  require_one_of("init", init, {"gpt2", "bert"});
+  require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu", "geglu", "swiglu"});
+  require(t5 || !gated_ffn(), "activation '" + activation + "' (gated feed-forward) is for arch t5 only");
+  require_one_of("position", position, {"learned", "none", "relative"});
+  require(t5 == (position == "relative"),
+          t5 ? "arch t5 needs position 'relative' (got '" + position + "')"
+             : "position 'relative' is for arch t5 only (arch is " + arch + ")");
+  require(relative_buckets >= 4 && relative_buckets % 2 == 0,
+          "relative_buckets must be an even number >= 4 (half of them per direction in the encoder)");
+  require(relative_max_distance > relative_buckets / 2,
+          "relative_max_distance (" + std::to_string(relative_max_distance) + ") must exceed relative_buckets / 2 (" +
+              std::to_string(relative_buckets / 2) + ", the exactly bucketed distances)");
+  require_one_of("init", init, {"gpt2", "bert", "t5"});
+  require(t5 == (init == "t5"), t5 ? "arch t5 needs init 't5' (got '" + init + "')"
+                                   : "init 't5' is for arch t5 only (arch is " + arch + ")");
   require(labels.empty() || arch == "bert", "labels (a classification head) need arch bert");
   require(labels.empty() || labels.size() >= 2, "a classifier needs at least 2 labels");
   require(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size(), "labels must be distinct");
 }
+
+double ModelConfig::attention_scale() const { return arch == "t5" ? 1.0 : 1.0 / std::sqrt(double(head_size())); }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("model config: expected a JSON object");

@@ -1,5 +1,5 @@
-// Sampling and KV-cached decoding. When the sequence outgrows the context, the last
-// max_seq_len - 1 tokens are re-encoded and decoding continues from a fresh cache.
+// Sampling and KV-cached decoding. GPT: when the sequence outgrows the context, the last max_seq_len - 1
+// tokens are re-encoded and decoding continues from a fresh cache. T5: one encoding, cached decoder steps.
 #include "models/generation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -57,6 +57,26 @@ std::vector<int64_t> generate_tokens(GPT& model, const std::vector<int64_t>& pro
     } else {
       logits = feed({next});
     }
+  }
+  return generated;
+}
+
+std::vector<int64_t> generate_t5_tokens(T5& model, const std::vector<int64_t>& input, const SamplingOptions& options) {
+  if (input.empty()) throw std::invalid_argument("generation needs a non-empty input");
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const auto device = model->shared->weight.device();
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
+  auto encoded = model->encode(torch::tensor(input, torch::kLong).view({1, -1}).to(device));  // (1, S, C)
+  T5Cache cache = model->new_cache();
+  std::vector<int64_t> generated;
+  int64_t next = 0;  // decoder start id: pad
+  for (int64_t i = 0; i < options.max_new_tokens; ++i) {
+    auto step = torch::full({1, 1}, next, torch::TensorOptions().dtype(torch::kLong).device(device));  // (1, 1)
+    auto logits = model->decode(step, i == 0 ? encoded : torch::Tensor(), torch::Tensor(), &cache);  // (1, 1, V)
+    next = sample_next_token(logits.select(1, 0).squeeze(0), options, generator);
+    generated.push_back(next);
+    if (next == options.eos_id) break;
   }
   return generated;
 }

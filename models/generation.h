@@ -1,4 +1,4 @@
-// Autoregressive text generation for decoder-only models: sampling with temperature, top-k and
+// Autoregressive text generation for decoder-only models and T5: sampling with temperature, top-k and
 // top-p (nucleus), greedy when temperature is 0; incremental decoding with the KV cache.
 #pragma once
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "models/gpt.h"
+#include "models/t5.h"
 
 namespace lmzoo {
 
@@ -24,5 +25,9 @@ int64_t sample_next_token(const torch::Tensor& logits, const SamplingOptions& op
 
 // Continues prompt (non-empty) and returns only the new tokens.
 std::vector<int64_t> generate_tokens(GPT& model, const std::vector<int64_t>& prompt, const SamplingOptions& options);
+
+// T5: encodes input (non-empty) once, then decodes from the start id (pad, 0) with the T5 cache; returns
+// the generated tokens (without the start id).
+std::vector<int64_t> generate_t5_tokens(T5& model, const std::vector<int64_t>& input, const SamplingOptions& options);
 
 }  // namespace lmzoo

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/bert_presets.h"
+#include "models/t5_presets.h"
 
 namespace lmzoo {
 
@@ -45,6 +46,7 @@ const std::vector<Preset>& all_presets() {
       {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600)},
     };
     for (const auto& p : bert_presets()) all.push_back(p);
+    for (const auto& p : t5_presets()) all.push_back(p);
     return all;
   }();
   return presets;
@@ -60,6 +62,7 @@ const Preset& find_preset(const std::string& name) {
 }
 
 int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
+  if (c.arch == "t5") return count_t5_parameters(c);  // relative bias: no position table
   if (c.arch == "bert") {
     const int64_t positions = c.position == "learned" && !include_position_embeddings ? c.max_seq_len * c.d_model : 0;
     const int64_t n_labels = int64_t(c.labels.size());

@@ -14,6 +14,8 @@ AnyModel build_model(const ModelConfig& config) {
     m.bert = Bert(config);
   } else if (config.arch == "bert") {
     m.classifier = BertClassifier(config);
+  } else if (config.arch == "t5") {
+    m.t5 = T5(config);
   } else {
     throw std::invalid_argument("unknown arch '" + config.arch + "'");
   }
@@ -24,6 +26,7 @@ std::shared_ptr<torch::nn::Module> AnyModel::module() const {
   if (gpt) return gpt.ptr();
   if (bert) return bert.ptr();
   if (classifier) return classifier.ptr();
+  if (t5) return t5.ptr();
   throw std::logic_error("empty AnyModel");
 }
 
@@ -31,6 +34,7 @@ const ModelConfig& AnyModel::config() const {
   if (gpt) return gpt->config();
   if (bert) return bert->config();
   if (classifier) return classifier->config();
+  if (t5) return t5->config();
   throw std::logic_error("empty AnyModel");
 }
 
@@ -38,6 +42,7 @@ std::string AnyModel::kind() const {
   if (gpt) return "gpt";
   if (bert) return "bert";
   if (classifier) return "bert-classifier";
+  if (t5) return "t5";
   throw std::logic_error("empty AnyModel");
 }
 

@@ -67,11 +67,11 @@ std::string gpt_torchscript_source(const ModelConfig& c, const std::set<std::str
     const std::string p = "h." + std::to_string(i) + ".";
     s << "    a = " << (pre ? norm_code(m, c, p + "ln_1", "x") : "x") << "\n"
       << "    qkv = " << linear_code(m, p + "attn.c_attn", "a") << ".view(B, T, 3, " << c.n_head << ", "
-      << c.head_dim() << ")\n"  // (B, T, 3, nh, hs)
+      << c.head_size() << ")\n"  // (B, T, 3, nh, hs)
       << "    q = qkv.select(2, 0).transpose(1, 2)\n"
       << "    k = qkv.select(2, 1).transpose(1, 2)\n"
       << "    v = qkv.select(2, 2).transpose(1, 2)\n"  // (B, nh, T, hs)
-      << "    att = torch.matmul(q, k.transpose(-2, -1)) * " << 1.0 / std::sqrt(double(c.head_dim())) << "\n"
+      << "    att = torch.matmul(q, k.transpose(-2, -1)) * " << 1.0 / std::sqrt(double(c.head_size())) << "\n"
       << "    att = torch.softmax(att.masked_fill(blocked, float('-inf')), -1)\n"
       << "    y = torch.matmul(att, v).transpose(1, 2).reshape(B, T, " << c.d_model << ")\n"  // (B, T, C)
       << "    x = x + " << linear_code(m, p + "attn.c_proj", "y") << "\n";

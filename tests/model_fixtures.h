@@ -16,3 +16,35 @@ inline ModelConfig tiny_gpt_config(int64_t vocab_size = 99, int64_t d_model = 32
 }
 
 }  // namespace lmzoo::test
+
+namespace lmzoo::test {
+
+// Tiny T5 (v1.0 shape by default: ReLU, tied); gated: geglu, untied, 3 heads of 8 (attn_dim 24 != 32)
+// and 3 decoder layers, the v1.1 variations.
+inline ModelConfig tiny_t5_config(bool gated = false, int64_t vocab_size = 99) {
+  ModelConfig c;
+  c.arch = "t5";
+  c.vocab_size = vocab_size;
+  c.d_model = 32;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.d_ff = 64;
+  c.max_seq_len = 64;
+  c.norm = "rmsnorm";
+  c.norm_eps = 1e-6;
+  c.activation = "relu";
+  c.position = "relative";
+  c.relative_buckets = 8;
+  c.relative_max_distance = 20;
+  c.init = "t5";
+  if (gated) {
+    c.n_head = 3;
+    c.head_dim = 8;
+    c.n_decoder_layer = 3;
+    c.activation = "geglu";
+    c.tie_embeddings = false;
+  }
+  return c;
+}
+
+}  // namespace lmzoo::test

@@ -1,4 +1,4 @@
-// Position-wise feed-forward layer with a configurable activation.
+// Position-wise feed-forward layer with a configurable activation, plain or gated.
 #include "models/layers/feed_forward.h"
 
 namespace lmzoo {
@@ -6,8 +6,9 @@ namespace lmzoo {
 torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
   if (name == "relu") return torch::relu(x);
   if (name == "gelu") return torch::gelu(x);
-  if (name == "gelu-tanh") return torch::gelu(x, "tanh");
-  if (name == "silu") return torch::silu(x);
+  // geglu: the tanh GELU, as T5 v1.1's "gated-gelu" (HF gelu_new, mesh-tensorflow's gelu).
+  if (name == "gelu-tanh" || name == "geglu") return torch::gelu(x, "tanh");
+  if (name == "silu" || name == "swiglu") return torch::silu(x);
   throw std::invalid_argument("unknown activation '" + name + "'");
 }
 
@@ -16,11 +17,16 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
     return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(config.bias));
   };
   c_fc = register_module("c_fc", linear(config.d_model, config.ff_dim()));
+  if (config.gated_ffn()) c_fc_lin = register_module("c_fc_lin", linear(config.d_model, config.ff_dim()));
   c_proj = register_module("c_proj", linear(config.ff_dim(), config.d_model));
+  if (config.arch == "t5") hidden_dropout = register_module("hidden_dropout", torch::nn::Dropout(config.dropout));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  return c_proj(apply_activation(c_fc(x), activation_));
+  auto h = apply_activation(c_fc(x), activation_);  // (B, T, ff)
+  if (c_fc_lin) h = h * c_fc_lin(x);
+  if (hidden_dropout) h = hidden_dropout(h);
+  return c_proj(h);
 }
 
 }  // namespace lmzoo

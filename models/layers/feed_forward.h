@@ -1,4 +1,5 @@
-// Position-wise feed-forward layer: c_fc -> activation -> c_proj (-> dropout by the caller).
+// Position-wise feed-forward layer: c_fc -> activation -> c_proj (-> dropout by the caller), or gated
+// (geglu / swiglu, T5 v1.1): act(c_fc x) * c_fc_lin x -> c_proj (HF T5's wi_0, wi_1, wo).
 #pragma once
 #include <torch/torch.h>
 
@@ -6,7 +7,8 @@
 
 namespace lmzoo {
 
-// Applies a named activation (relu | gelu | gelu-tanh | silu).
+// Applies a named activation (relu | gelu | gelu-tanh | silu). The gated names apply their gate's
+// activation (geglu: gelu-tanh, swiglu: silu).
 torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name);
 
 class FeedForwardImpl : public torch::nn::Module {
@@ -14,7 +16,8 @@ class FeedForwardImpl : public torch::nn::Module {
   explicit FeedForwardImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x);
 
-  torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  torch::nn::Linear c_fc{nullptr}, c_fc_lin{nullptr}, c_proj{nullptr};  // c_fc_lin: gated only
+  torch::nn::Dropout hidden_dropout{nullptr};  // t5 only (HF T5 drops the hidden activations)
 
  private:
   std::string activation_;
