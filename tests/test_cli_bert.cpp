@@ -2,6 +2,7 @@
 // eval (accuracy) -> generate (label), resume, presets, and the bad inputs of these paths.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -55,6 +56,24 @@ TEST_CASE("CLI: pretrain a tiny BERT, fine-tune a classifier, evaluate and label
   CHECK(config["train"]["objective"] == "mlm");
   CHECK(std::isfinite(last_json_line(train.out)["val_loss"].get<double>()));
 
+  auto masked = run_cli("eval --checkpoint " + base + " --data " + f.data_dir + " --device cpu");
+  INFO(masked.err);
+  REQUIRE(masked.exit_code == 0);
+  auto masked_metrics = last_json_line(masked.out);
+  CHECK(masked_metrics["ppl"].get<double>() == Approx(std::exp(masked_metrics["nll"].get<double>())));
+  CHECK(masked_metrics["ppl"].get<double>() < f.vocab_size);
+  auto pseudo = run_cli("eval --checkpoint " + base + " --text " + f.text_file + " --pseudo --batch-size 64");
+  REQUIRE(pseudo.exit_code == 0);
+  CHECK(last_json_line(pseudo.out)["tokens"].get<int64_t>() > last_json_line(masked.out)["tokens"].get<int64_t>());
+
+  auto fill = run_cli("generate --checkpoint " + base + " --prompt 'the [MASK] sat on the [MASK]' --top-k 3");
+  INFO(fill.err);
+  REQUIRE(fill.exit_code == 0);
+  CHECK(fill.out.find("[MASK] 1:") == 0);
+  CHECK(fill.out.find("[MASK] 2:") != std::string::npos);
+  CHECK(count_lines(fill.out) == 3);                                      // two masks, then the filled text
+  CHECK(fill.out.substr(fill.out.rfind('\n', fill.out.size() - 2)).find("[MASK]") == std::string::npos);
+
   auto resume = run_cli("train --resume " + base + " --steps 24");
   INFO(resume.err);
   REQUIRE(resume.exit_code == 0);
@@ -85,6 +104,7 @@ TEST_CASE("CLI: pretrain a tiny BERT, fine-tune a classifier, evaluate and label
   REQUIRE(count_lines(both.out) == 2);
   CHECK(both.out.rfind("bad\t", 0) == 0);
 
+  check_user_error(run_cli("generate --checkpoint " + base + " --prompt 'no mask here'"), "[MASK]");
   check_user_error(run_cli("train --objective classify --data " + dir / "train.jsonl" + " --out " + dir / "x"),
                    "--init is required");
   check_user_error(run_cli("train --init " + base + " --data " + dir / "train.jsonl" + " --out " + dir / "x" +

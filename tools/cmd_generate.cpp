@@ -46,7 +46,7 @@ int run_generate(int argc, char** argv) {
   AnyModel loaded = load_model(info, device);
   const std::string prompt = r["prompt"].as<std::string>();
   if (loaded.bert) {
-    // For each [MASK]: "[MASK] i:" and its candidates with probabilities; last, the prompt with every
+    // For each [MASK]: "[MASK] i:" and its candidates (quoted) with probabilities; last, the prompt with every
     // [MASK] replaced by its most likely candidate.
     std::vector<int64_t> ids;
     for (int id : tokenizer.encode(prompt)) ids.push_back(id);
@@ -60,7 +60,8 @@ int run_generate(int argc, char** argv) {
       if (id != special::kMask) continue;
       std::printf("[MASK] %zu:", next + 1);
       for (const auto& c : filled[next]) {
-        std::printf(" %s (%.4f)", tokenizer.decode({int(c.id)}).c_str(), c.probability);
+        // JSON-quoted: a candidate may be a space-led word piece, a newline or a byte.
+        std::printf(" %s %.4f", nlohmann::json(tokenizer.decode({int(c.id)})).dump().c_str(), c.probability);
       }
       std::printf("\n");
       id = int(filled[next++].front().id);
