@@ -15,6 +15,22 @@ inline ModelConfig tiny_gpt_config(int64_t vocab_size = 99, int64_t d_model = 32
   return c;
 }
 
+// Tiny BERT: post-norm, biases, BERT init, learned positions.
+inline ModelConfig tiny_bert_config(int64_t vocab_size = 99, int64_t d_model = 32, int64_t n_layer = 2,
+                                    int64_t n_head = 4, int64_t max_seq_len = 32) {
+  ModelConfig c;
+  c.arch = "bert";
+  c.init = "bert";
+  c.norm_position = "post";
+  c.bias = true;
+  c.vocab_size = vocab_size;
+  c.d_model = d_model;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.max_seq_len = max_seq_len;
+  return c;
+}
+
 }  // namespace lmzoo::test
 
 namespace lmzoo::test {

@@ -9,6 +9,7 @@
 #include "data/batcher_mlm.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
+#include "tests/model_fixtures.h"
 #include "train/objectives.h"
 
 using namespace lmzoo;
@@ -17,15 +18,7 @@ namespace {
 constexpr int64_t kVocab = 150;  // above the 107 special ids, so random replacement has ids to draw
 
 ModelConfig tiny_bert(const std::string& norm_position = "post") {
-  ModelConfig c;
-  c.arch = "bert";
-  c.init = "bert";
-  c.vocab_size = kVocab;
-  c.d_model = 32;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.max_seq_len = 32;
-  c.bias = true;
+  ModelConfig c = test::tiny_bert_config(kVocab);
   c.norm_eps = 1e-12;
   c.norm_position = norm_position;
   return c;

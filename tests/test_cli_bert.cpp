@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 
@@ -13,20 +14,6 @@ using namespace lmzoo::test;
 
 namespace {
 const std::string kTinyBert = " --arch bert --n-layer 2 --n-head 2 --d-model 32 --seq-len 24 --device cpu ";
-
-void check_user_error(const CliResult& r, const std::string& expected_fragment) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.err.find(expected_fragment) != std::string::npos);
-  CHECK(r.err.find("terminate") == std::string::npos);
-}
-
-nlohmann::json last_json_line(const std::string& out) {
-  auto end = out.find_last_not_of('\n');
-  auto start = out.rfind('\n', end);
-  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1, end - start));
-}
 
 // Sentiment-like toy data in JSONL: "good" words versus "bad" words, trivially separable.
 std::string toy_jsonl(int n, uint32_t seed) {

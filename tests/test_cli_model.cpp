@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 
@@ -12,20 +13,6 @@ using namespace lmzoo::test;
 namespace {
 const std::string kTinyModel = " --n-layer 2 --n-head 2 --d-model 32 --seq-len 16 --batch-size 4 --device cpu ";
 
-// One clear line on stderr and a non-zero exit.
-void check_user_error(const CliResult& r, const std::string& expected_fragment) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code != 0);
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.err.find(expected_fragment) != std::string::npos);
-  CHECK(r.err.find("terminate") == std::string::npos);
-}
-
-nlohmann::json last_json_line(const std::string& out) {
-  auto end = out.find_last_not_of('\n');
-  auto start = out.rfind('\n', end);
-  return nlohmann::json::parse(out.substr(start == std::string::npos ? 0 : start + 1, end - start));
-}
 }  // namespace
 
 TEST_CASE("CLI: train, eval, generate, export and resume a tiny GPT", "[cli][e2e]") {

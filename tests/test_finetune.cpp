@@ -7,6 +7,7 @@
 
 #include "data/labelled_text.h"
 #include "tests/fixtures.h"
+#include "tests/model_fixtures.h"
 #include "train/checkpoint.h"
 #include "train/classifier_eval.h"
 #include "train/trainer.h"
@@ -15,20 +16,6 @@ using namespace lmzoo;
 using namespace lmzoo::test;
 
 namespace {
-
-ModelConfig tiny_bert_config(int64_t vocab_size) {
-  ModelConfig c;
-  c.arch = "bert";
-  c.init = "bert";
-  c.norm_position = "post";
-  c.bias = true;
-  c.vocab_size = vocab_size;
-  c.d_model = 32;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.max_seq_len = 32;
-  return c;
-}
 
 TrainRequest bert_request(const Fixture& f, const std::string& out_dir, int64_t steps) {
   TrainRequest r;

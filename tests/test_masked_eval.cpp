@@ -7,6 +7,7 @@
 
 #include "data/tokenizer.h"
 #include "models/fill_mask.h"
+#include "tests/model_fixtures.h"
 #include "train/masked_eval.h"
 
 using namespace lmzoo;
@@ -17,17 +18,7 @@ constexpr int64_t kVocab = 120;
 // A Bert whose MLM logits are log_p at every position: the tied decoder (word embeddings) is zero, so the
 // logits are the output bias alone. log_p undefined: uniform.
 Bert fixed_output_bert(const torch::Tensor& log_p = torch::Tensor()) {
-  ModelConfig c;
-  c.arch = "bert";
-  c.init = "bert";
-  c.norm_position = "post";
-  c.bias = true;
-  c.vocab_size = kVocab;
-  c.d_model = 16;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.max_seq_len = 10;
-  Bert model(c);
+  Bert model(test::tiny_bert_config(kVocab, 16, 1, 2, 10));
   torch::NoGradGuard no_grad;
   model->word_embeddings->weight.zero_();
   model->mlm_bias.copy_(log_p.defined() ? log_p : torch::zeros({kVocab}));
