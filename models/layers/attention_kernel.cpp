@@ -1,0 +1,299 @@
+// Fused causal attention: one pass per (batch, head) over the QKV buffer, computing only the causal triangle,
+// with AVX2/FMA intrinsics. Backward keeps the probabilities from forward. Leaves out: non-x86 CPUs.
+// Shapes: B batch, T positions, C d_model, nh heads, hs head size (8 * NV), Tp = T rounded up to 8.
+#include "models/layers/attention_kernel.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "models/layers/simd_math.h"
+
+namespace lmzoo {
+
+namespace {
+
+int64_t round_up8(int64_t n) { return (n + 7) / 8 * 8; }
+
+#ifdef LMZOO_HAVE_X86
+
+using simd::exp8;
+using simd::hmax;
+using simd::hsum;
+
+// out[0, 8U) = sum_d a[d] * mt[d * Tp + (0, 8U)]: a row times a transposed (hs, Tp) matrix, U vectors wide.
+template <int U>
+LMZOO_AVX2 inline void row_times_t(const float* a, const float* mt, int64_t Tp, int64_t hs, float* out) {
+  __m256 acc[U];
+  for (int u = 0; u < U; ++u) acc[u] = _mm256_setzero_ps();
+  for (int64_t d = 0; d < hs; ++d) {
+    const __m256 ad = _mm256_broadcast_ss(a + d);
+    const float* row = mt + d * Tp;
+    for (int u = 0; u < U; ++u) acc[u] = _mm256_fmadd_ps(ad, _mm256_loadu_ps(row + 8 * u), acc[u]);
+  }
+  for (int u = 0; u < U; ++u) _mm256_storeu_ps(out + 8 * u, acc[u]);
+}
+
+// The same over nv vectors (columns [0, 8 nv)), in blocks of at most 8 vectors.
+LMZOO_AVX2 void row_times_t_n(const float* a, const float* mt, int64_t Tp, int64_t hs, int64_t nv, float* out) {
+  int64_t c = 0;
+  for (; nv - c >= 8; c += 8) row_times_t<8>(a, mt + 8 * c, Tp, hs, out + 8 * c);
+  const float* m = mt + 8 * c;
+  float* o = out + 8 * c;
+  switch (nv - c) {
+    case 1: row_times_t<1>(a, m, Tp, hs, o); break;
+    case 2: row_times_t<2>(a, m, Tp, hs, o); break;
+    case 3: row_times_t<3>(a, m, Tp, hs, o); break;
+    case 4: row_times_t<4>(a, m, Tp, hs, o); break;
+    case 5: row_times_t<5>(a, m, Tp, hs, o); break;
+    case 6: row_times_t<6>(a, m, Tp, hs, o); break;
+    case 7: row_times_t<7>(a, m, Tp, hs, o); break;
+    default: break;
+  }
+}
+
+// out[0, hs) = sum_{j < n} w[j * ws] * rows[j * stride + (0, hs)], hs = 8 NV.
+template <int NV>
+LMZOO_AVX2 inline void weighted_rows(const float* w, int64_t ws, const float* rows, int64_t stride, int64_t n,
+                                     float* out) {
+  constexpr bool kTwoChains = NV <= 4;  // two accumulator sets hide FMA latency when registers allow
+  __m256 a0[NV], a1[NV];
+  for (int c = 0; c < NV; ++c) a0[c] = a1[c] = _mm256_setzero_ps();
+  int64_t j = 0;
+  if (kTwoChains) {
+    for (; j + 1 < n; j += 2) {
+      const __m256 w0 = _mm256_broadcast_ss(w + j * ws), w1 = _mm256_broadcast_ss(w + (j + 1) * ws);
+      const float* r0 = rows + j * stride;
+      const float* r1 = r0 + stride;
+      for (int c = 0; c < NV; ++c) {
+        a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + 8 * c), a0[c]);
+        a1[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(r1 + 8 * c), a1[c]);
+      }
+    }
+  }
+  for (; j < n; ++j) {
+    const __m256 w0 = _mm256_broadcast_ss(w + j * ws);
+    const float* r0 = rows + j * stride;
+    for (int c = 0; c < NV; ++c) a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(r0 + 8 * c), a0[c]);
+  }
+  for (int c = 0; c < NV; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_add_ps(a0[c], a1[c]));
+}
+
+// (hs, Tp) transpose of the T rows of src (row stride `stride`), zero in columns [T, Tp).
+void transpose_rows(const float* src, int64_t stride, int64_t T, int64_t Tp, int64_t hs, float* dst) {
+  for (int64_t j = 0; j < T; ++j) {
+    for (int64_t d = 0; d < hs; ++d) dst[d * Tp + j] = src[j * stride + d];
+  }
+  for (int64_t d = 0; d < hs; ++d) {
+    for (int64_t j = T; j < Tp; ++j) dst[d * Tp + j] = 0.0f;
+  }
+}
+
+// One (batch, head): y rows i = sum_{j <= i} p_ij v_j with p = softmax_j(scale q_i . k_j). qkv and y point at
+// the batch's (T, 3C) and (T, C) blocks; probs (T, Tp), when given, receives p with zeros past the diagonal.
+template <int NV>
+LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, float scale, float* y, float* probs,
+                             float* kt, float* srow) {
+  constexpr int64_t hs = 8 * NV;
+  const int64_t C3 = 3 * C, Tp = round_up8(T);
+  const float* q = qkv + h * hs;
+  const float* k = qkv + C + h * hs;
+  const float* v = qkv + 2 * C + h * hs;
+  transpose_rows(k, C3, T, Tp, hs, kt);  // (hs, Tp)
+  const __m256 vscale = _mm256_set1_ps(scale);
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t n = i + 1, nv = (n + 7) / 8;
+    row_times_t_n(q + i * C3, kt, Tp, hs, nv, srow);  // q_i . k_j, j < 8 nv
+    __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t c = 0; c < nv; ++c) {
+      const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
+      _mm256_storeu_ps(srow + 8 * c, s);
+      if (8 * c + 8 <= n) vmax = _mm256_max_ps(vmax, s);
+    }
+    float m = hmax(vmax);
+    for (int64_t j = 8 * (n / 8); j < n; ++j) m = std::max(m, srow[j]);
+    const __m256 vm = _mm256_set1_ps(m);
+    for (int64_t c = 0; c < nv; ++c) {
+      _mm256_storeu_ps(srow + 8 * c, exp8(_mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), vm)));
+    }
+    for (int64_t j = n; j < 8 * nv; ++j) srow[j] = 0.0f;  // future positions
+    __m256 vsum = _mm256_setzero_ps();
+    for (int64_t c = 0; c < nv; ++c) vsum = _mm256_add_ps(vsum, _mm256_loadu_ps(srow + 8 * c));
+    const __m256 inv = _mm256_set1_ps(1.0f / hsum(vsum));
+    for (int64_t c = 0; c < nv; ++c) _mm256_storeu_ps(srow + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), inv));
+    if (probs) {
+      float* p = probs + i * Tp;
+      for (int64_t j = 0; j < 8 * nv; ++j) p[j] = srow[j];
+      for (int64_t j = 8 * nv; j < Tp; ++j) p[j] = 0.0f;
+    }
+    weighted_rows<NV>(srow, 1, v, C3, n, y + i * C + h * hs);
+  }
+}
+
+// Gradients of one (batch, head) into dqkv's (T, 3C) block, from dy's (T, C) block and forward's probs (T, Tp).
+// ds (T, Tp) holds scale * p * (dp - rowdot), the gradient of the scores q_i . k_j.
+template <int NV>
+LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float* dy, int64_t T, int64_t C, int64_t h,
+                              float scale, float* dqkv, float* vt, float* ds, float* srow) {
+  constexpr int64_t hs = 8 * NV;
+  const int64_t C3 = 3 * C, Tp = round_up8(T);
+  const float* q = qkv + h * hs;
+  const float* k = qkv + C + h * hs;
+  const float* v = qkv + 2 * C + h * hs;
+  const float* dyh = dy + h * hs;
+  float* dq = dqkv + h * hs;
+  float* dk = dqkv + C + h * hs;
+  float* dv = dqkv + 2 * C + h * hs;
+  transpose_rows(v, C3, T, Tp, hs, vt);  // (hs, Tp)
+  const __m256 vscale = _mm256_set1_ps(scale);
+  for (int64_t i = 0; i < T; ++i) {
+    const int64_t n = i + 1, nv = (n + 7) / 8;
+    row_times_t_n(dyh + i * C, vt, Tp, hs, nv, srow);  // dp_ij = dy_i . v_j
+    const float* p = probs + i * Tp;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t c = 0; c < nv; ++c) acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8 * c), _mm256_loadu_ps(srow + 8 * c), acc);
+    const __m256 rowdot = _mm256_set1_ps(hsum(acc));
+    float* dsr = ds + i * Tp;
+    for (int64_t c = 0; c < nv; ++c) {
+      const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), rowdot);
+      _mm256_storeu_ps(dsr + 8 * c, _mm256_mul_ps(vscale, _mm256_mul_ps(_mm256_loadu_ps(p + 8 * c), g)));
+    }
+    weighted_rows<NV>(dsr, 1, k, C3, n, dq + i * C3);  // dq_i = sum_j ds_ij k_j
+  }
+  for (int64_t j = 0; j < T; ++j) {
+    weighted_rows<NV>(ds + j * Tp + j, Tp, q + j * C3, C3, T - j, dk + j * C3);          // sum_{i>=j} ds_ij q_i
+    weighted_rows<NV>(probs + j * Tp + j, Tp, dyh + j * C, C, T - j, dv + j * C3);  // sum_{i>=j} p_ij dy_i
+  }
+}
+
+template <int NV>
+void forward_chunk(const float* qkv, float* y, float* probs, int64_t T, int64_t C, int64_t nh, float scale,
+                   int64_t begin, int64_t end) {
+  const int64_t Tp = round_up8(T), hs = 8 * NV;
+  std::vector<float> kt(hs * Tp), srow(Tp);
+  for (int64_t bh = begin; bh < end; ++bh) {
+    const int64_t b = bh / nh, h = bh % nh;
+    forward_head<NV>(qkv + b * T * 3 * C, T, C, h, scale, y + b * T * C, probs ? probs + bh * T * Tp : nullptr,
+                     kt.data(), srow.data());
+  }
+}
+
+template <int NV>
+void backward_chunk(const float* qkv, const float* probs, const float* dy, float* dqkv, int64_t T, int64_t C,
+                    int64_t nh, float scale, int64_t begin, int64_t end) {
+  const int64_t Tp = round_up8(T), hs = 8 * NV;
+  std::vector<float> vt(hs * Tp), ds(T * Tp), srow(Tp);
+  for (int64_t bh = begin; bh < end; ++bh) {
+    const int64_t b = bh / nh, h = bh % nh;
+    backward_head<NV>(qkv + b * T * 3 * C, probs + bh * T * Tp, dy + b * T * C, T, C, h, scale, dqkv + b * T * 3 * C,
+                      vt.data(), ds.data(), srow.data());
+  }
+}
+
+#define LMZOO_DISPATCH_HEAD_SIZE(hs, fn, ...) \
+  switch (hs) {                               \
+    case 8: fn<1>(__VA_ARGS__); break;        \
+    case 16: fn<2>(__VA_ARGS__); break;       \
+    case 32: fn<4>(__VA_ARGS__); break;       \
+    case 64: fn<8>(__VA_ARGS__); break;       \
+    default: TORCH_CHECK(false, "fused attention: unsupported head size ", hs); \
+  }
+
+#endif  // LMZOO_HAVE_X86
+
+// Returns y (B, T, C) and, when keep_probs, the probabilities (B, nh, T, Tp).
+std::pair<torch::Tensor, torch::Tensor> attention_forward(const torch::Tensor& qkv_in, int64_t nh, double scale,
+                                                          bool keep_probs) {
+  TORCH_CHECK(fused_causal_attention_supported(qkv_in, nh), "fused attention: unsupported input");
+  const auto qkv = qkv_in.contiguous();
+  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, hs = C / nh;
+  auto y = torch::empty({B, T, C}, qkv.options());  // (B, T, C)
+  torch::Tensor probs;
+  if (keep_probs) probs = torch::empty({B, nh, T, round_up8(T)}, qkv.options());  // (B, nh, T, Tp)
+#ifdef LMZOO_HAVE_X86
+  const float* src = qkv.data_ptr<float>();
+  float* dst = y.data_ptr<float>();
+  float* p = keep_probs ? probs.data_ptr<float>() : nullptr;
+  at::parallel_for(0, B * nh, 1, [&](int64_t begin, int64_t end) {
+    LMZOO_DISPATCH_HEAD_SIZE(hs, forward_chunk, src, dst, p, T, C, nh, float(scale), begin, end);
+  });
+#endif
+  return {y, probs};
+}
+
+torch::Tensor attention_backward(const torch::Tensor& qkv, const torch::Tensor& probs, const torch::Tensor& dy_in,
+                                 int64_t nh, double scale) {
+  const auto dy = dy_in.contiguous();
+  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, hs = C / nh;
+  auto dqkv = torch::empty_like(qkv);  // (B, T, 3C)
+#ifdef LMZOO_HAVE_X86
+  const float* src = qkv.data_ptr<float>();
+  const float* p = probs.data_ptr<float>();
+  const float* g = dy.data_ptr<float>();
+  float* dst = dqkv.data_ptr<float>();
+  at::parallel_for(0, B * nh, 1, [&](int64_t begin, int64_t end) {
+    LMZOO_DISPATCH_HEAD_SIZE(hs, backward_chunk, src, p, g, dst, T, C, nh, float(scale), begin, end);
+  });
+#endif
+  return dqkv;
+}
+
+struct FusedCausalAttentionFunction : torch::autograd::Function<FusedCausalAttentionFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv, int64_t n_head,
+                               double scale) {
+    auto qkv_c = qkv.contiguous();
+    auto [y, probs] = attention_forward(qkv_c, n_head, scale, /*keep_probs=*/true);
+    ctx->save_for_backward({qkv_c, probs});
+    ctx->saved_data["n_head"] = n_head;
+    ctx->saved_data["scale"] = scale;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    auto dqkv = attention_backward(saved[0], saved[1], grads[0], ctx->saved_data["n_head"].toInt(),
+                                   ctx->saved_data["scale"].toDouble());
+    return {dqkv, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool fused_causal_attention_supported(const torch::Tensor& qkv, int64_t n_head) {
+  static const bool disabled = std::getenv("LMZOO_PLAIN_ATTENTION") != nullptr;
+  if (disabled || !simd::cpu_has_avx2_fma() || !qkv.defined() || !qkv.device().is_cpu() ||
+      qkv.scalar_type() != torch::kFloat || qkv.dim() != 3 || qkv.size(2) % 3 != 0 || n_head <= 0) {
+    return false;
+  }
+  const int64_t C = qkv.size(2) / 3;
+  if (C % n_head != 0) return false;
+  const int64_t hs = C / n_head;
+  return hs == 8 || hs == 16 || hs == 32 || hs == 64;
+}
+
+bool is_causal_mask(const torch::Tensor& blocked, int64_t T) {
+  if (!blocked.defined() || blocked.dim() != 2 || blocked.size(0) != T || blocked.size(1) != T ||
+      blocked.scalar_type() != torch::kBool || !blocked.device().is_cpu()) {
+    return false;
+  }
+  const auto a = blocked.accessor<bool, 2>();
+  for (int64_t i = 0; i < T; ++i) {
+    for (int64_t j = 0; j < T; ++j) {
+      if (a[i][j] != (j > i)) return false;
+    }
+  }
+  return true;
+}
+
+torch::Tensor fused_causal_attention(const torch::Tensor& qkv, int64_t n_head, double scale) {
+  if (torch::GradMode::is_enabled() && qkv.requires_grad()) {
+    return FusedCausalAttentionFunction::apply(qkv, n_head, scale);
+  }
+  return attention_forward(qkv, n_head, scale, /*keep_probs=*/false).first;
+}
+
+}  // namespace lmzoo
