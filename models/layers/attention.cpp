@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "models/layers/attention_kernel.h"
+#include "models/layers/linear_kernel.h"
+
 namespace lmzoo {
 
 SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
@@ -18,8 +21,15 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  auto qkv_all = fast_linear(x, c_attn->weight, c_attn->bias);  // (B, T, 3C)
+  // Plain causal self-attention without cache or active dropout: the fused kernel (same math, one pass).
+  const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
+  if (!cache && !dropout_active && fused_causal_attention_supported(qkv_all, n_head_) && is_causal_mask(blocked, T)) {
+    auto y = fused_causal_attention(qkv_all, n_head_, 1.0 / std::sqrt(double(head_dim_)));  // (B, T, C)
+    return fast_linear(y, c_proj->weight, c_proj->bias);
+  }
   // chunk (not select) so that backward concatenates the three gradients in one op.
-  auto qkv = c_attn(x).chunk(3, -1);                            // 3 x (B, T, C)
+  auto qkv = qkv_all.chunk(3, -1);                              // 3 x (B, T, C)
   auto q = qkv[0].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
@@ -36,7 +46,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
   att = attn_dropout(torch::softmax(att, -1));
   auto y = torch::matmul(att, v);                     // (B, nh, T, hs)
   y = y.transpose(1, 2).reshape({B, T, C});           // (B, T, C)
-  return c_proj(y);
+  return fast_linear(y, c_proj->weight, c_proj->bias);
 }
 
 }  // namespace lmzoo

@@ -1,6 +1,8 @@
 // Position-wise feed-forward layer with a configurable activation.
 #include "models/layers/feed_forward.h"
 
+#include "models/layers/linear_kernel.h"
+
 namespace lmzoo {
 
 torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
@@ -20,7 +22,8 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  return c_proj(apply_activation(c_fc(x), activation_));
+  auto h = apply_activation(fast_linear(x, c_fc->weight, c_fc->bias), activation_);
+  return fast_linear(h, c_proj->weight, c_proj->bias);
 }
 
 }  // namespace lmzoo
