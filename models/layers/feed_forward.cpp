@@ -1,13 +1,14 @@
 // Position-wise feed-forward layer with a configurable activation.
 #include "models/layers/feed_forward.h"
 
+#include "models/layers/activation_kernel.h"
 #include "models/layers/linear_kernel.h"
 
 namespace lmzoo {
 
 torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
   if (name == "relu") return torch::relu(x);
-  if (name == "gelu") return torch::gelu(x);
+  if (name == "gelu") return fused_gelu(x);  // torch::gelu where the fused kernel does not apply
   if (name == "gelu-tanh") return torch::gelu(x, "tanh");
   if (name == "silu") return torch::silu(x);
   throw std::invalid_argument("unknown activation '" + name + "'");
