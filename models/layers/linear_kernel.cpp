@@ -3,6 +3,8 @@
 // which is as fast for that transpose. Shapes: M rows (all leading dims), K in features, N out features.
 #include "models/layers/linear_kernel.h"
 
+#include <ATen/autocast_mode.h>
+
 #include <cstdlib>
 
 // oneDNN's row-major sgemm (dnnl.h), weak so that LibTorch builds without a shared libdnnl still link and run.
@@ -58,7 +60,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
 
 bool fast_linear_supported(const torch::Tensor& x, const torch::Tensor& weight) {
   static const bool disabled = std::getenv("LMZOO_NO_DNNL") != nullptr;
-  return !disabled && dnnl_sgemm != nullptr && x.device().is_cpu() && weight.device().is_cpu() &&
+  // Under CPU autocast torch::linear runs in bf16: leave it to the library.
+  return !disabled && dnnl_sgemm != nullptr && !at::autocast::is_cpu_enabled() && x.device().is_cpu() && weight.device().is_cpu() &&
          x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat && weight.dim() == 2 &&
          x.dim() >= 1 && x.numel() > 0;
 }
