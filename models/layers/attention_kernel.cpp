@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -92,21 +93,41 @@ void transpose_rows(const float* src, int64_t stride, int64_t T, int64_t Tp, int
   }
 }
 
+// Copies T rows of hs floats (row stride `stride`) into a contiguous (T, hs) block: rows of the (T, 3C) QKV
+// buffer are 3C floats apart, which maps every head's rows onto a few L1 sets.
+void gather_rows(const float* src, int64_t stride, int64_t T, int64_t hs, float* dst) {
+  for (int64_t j = 0; j < T; ++j) std::memcpy(dst + j * hs, src + j * stride, sizeof(float) * hs);
+}
+
+// Per-thread scratch for one (batch, head): transposed keys or values (hs, Tp), contiguous copies of
+// four (T, hs) row blocks, score gradients (T, Tp) and one score row (Tp).
+struct Scratch {
+  std::vector<float> transposed, a, b, c, d, ds, row;
+  Scratch(int64_t T, int64_t hs)
+      : transposed(hs * round_up8(T)), a(T * hs), b(T * hs), c(T * hs), d(T * hs), ds(T * round_up8(T)),
+        row(round_up8(T)) {}
+};
+
 // One (batch, head): y rows i = sum_{j <= i} p_ij v_j with p = softmax_j(scale q_i . k_j). qkv and y point at
 // the batch's (T, 3C) and (T, C) blocks; probs (T, Tp), when given, receives p with zeros past the diagonal.
 template <int NV>
 LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, float scale, float* y, float* probs,
-                             float* kt, float* srow) {
+                             Scratch& scratch) {
   constexpr int64_t hs = 8 * NV;
   const int64_t C3 = 3 * C, Tp = round_up8(T);
-  const float* q = qkv + h * hs;
-  const float* k = qkv + C + h * hs;
-  const float* v = qkv + 2 * C + h * hs;
-  transpose_rows(k, C3, T, Tp, hs, kt);  // (hs, Tp)
+  float* kt = scratch.transposed.data();
+  float* q = scratch.a.data();  // (T, hs)
+  float* v = scratch.b.data();  // (T, hs)
+  float* srow = scratch.row.data();
+  float* k = scratch.c.data();  // (T, hs)
+  gather_rows(qkv + h * hs, C3, T, hs, q);
+  gather_rows(qkv + C + h * hs, C3, T, hs, k);
+  gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
+  transpose_rows(k, hs, T, Tp, hs, kt);  // (hs, Tp)
   const __m256 vscale = _mm256_set1_ps(scale);
   for (int64_t i = 0; i < T; ++i) {
     const int64_t n = i + 1, nv = (n + 7) / 8;
-    row_times_t_n(q + i * C3, kt, Tp, hs, nv, srow);  // q_i . k_j, j < 8 nv
+    row_times_t_n(q + i * hs, kt, Tp, hs, nv, srow);  // q_i . k_j, j < 8 nv
     __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     for (int64_t c = 0; c < nv; ++c) {
       const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
@@ -129,7 +150,7 @@ LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, 
       for (int64_t j = 0; j < 8 * nv; ++j) p[j] = srow[j];
       for (int64_t j = 8 * nv; j < Tp; ++j) p[j] = 0.0f;
     }
-    weighted_rows<NV>(srow, 1, v, C3, n, y + i * C + h * hs);
+    weighted_rows<NV>(srow, 1, v, hs, n, y + i * C + h * hs);
   }
 }
 
@@ -137,21 +158,28 @@ LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, 
 // ds (T, Tp) holds scale * p * (dp - rowdot), the gradient of the scores q_i . k_j.
 template <int NV>
 LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float* dy, int64_t T, int64_t C, int64_t h,
-                              float scale, float* dqkv, float* vt, float* ds, float* srow) {
+                              float scale, float* dqkv, Scratch& scratch) {
   constexpr int64_t hs = 8 * NV;
   const int64_t C3 = 3 * C, Tp = round_up8(T);
-  const float* q = qkv + h * hs;
-  const float* k = qkv + C + h * hs;
-  const float* v = qkv + 2 * C + h * hs;
-  const float* dyh = dy + h * hs;
+  float* vt = scratch.transposed.data();
+  float* q = scratch.a.data();    // (T, hs)
+  float* k = scratch.b.data();    // (T, hs)
+  float* dyh = scratch.c.data();  // (T, hs)
+  float* ds = scratch.ds.data();
+  float* srow = scratch.row.data();
   float* dq = dqkv + h * hs;
   float* dk = dqkv + C + h * hs;
   float* dv = dqkv + 2 * C + h * hs;
-  transpose_rows(v, C3, T, Tp, hs, vt);  // (hs, Tp)
+  float* v = scratch.d.data();    // (T, hs)
+  gather_rows(qkv + h * hs, C3, T, hs, q);
+  gather_rows(qkv + C + h * hs, C3, T, hs, k);
+  gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
+  gather_rows(dy + h * hs, C, T, hs, dyh);
+  transpose_rows(v, hs, T, Tp, hs, vt);  // (hs, Tp)
   const __m256 vscale = _mm256_set1_ps(scale);
   for (int64_t i = 0; i < T; ++i) {
     const int64_t n = i + 1, nv = (n + 7) / 8;
-    row_times_t_n(dyh + i * C, vt, Tp, hs, nv, srow);  // dp_ij = dy_i . v_j
+    row_times_t_n(dyh + i * hs, vt, Tp, hs, nv, srow);  // dp_ij = dy_i . v_j
     const float* p = probs + i * Tp;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t c = 0; c < nv; ++c) acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8 * c), _mm256_loadu_ps(srow + 8 * c), acc);
@@ -161,35 +189,35 @@ LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float*
       const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), rowdot);
       _mm256_storeu_ps(dsr + 8 * c, _mm256_mul_ps(vscale, _mm256_mul_ps(_mm256_loadu_ps(p + 8 * c), g)));
     }
-    weighted_rows<NV>(dsr, 1, k, C3, n, dq + i * C3);  // dq_i = sum_j ds_ij k_j
+    weighted_rows<NV>(dsr, 1, k, hs, n, dq + i * C3);  // dq_i = sum_j ds_ij k_j
   }
   for (int64_t j = 0; j < T; ++j) {
-    weighted_rows<NV>(ds + j * Tp + j, Tp, q + j * C3, C3, T - j, dk + j * C3);          // sum_{i>=j} ds_ij q_i
-    weighted_rows<NV>(probs + j * Tp + j, Tp, dyh + j * C, C, T - j, dv + j * C3);  // sum_{i>=j} p_ij dy_i
+    weighted_rows<NV>(ds + j * Tp + j, Tp, q + j * hs, hs, T - j, dk + j * C3);      // sum_{i>=j} ds_ij q_i
+    weighted_rows<NV>(probs + j * Tp + j, Tp, dyh + j * hs, hs, T - j, dv + j * C3);  // sum_{i>=j} p_ij dy_i
   }
 }
 
 template <int NV>
 void forward_chunk(const float* qkv, float* y, float* probs, int64_t T, int64_t C, int64_t nh, float scale,
                    int64_t begin, int64_t end) {
-  const int64_t Tp = round_up8(T), hs = 8 * NV;
-  std::vector<float> kt(hs * Tp), srow(Tp);
+  const int64_t Tp = round_up8(T);
+  Scratch scratch(T, 8 * NV);
   for (int64_t bh = begin; bh < end; ++bh) {
     const int64_t b = bh / nh, h = bh % nh;
     forward_head<NV>(qkv + b * T * 3 * C, T, C, h, scale, y + b * T * C, probs ? probs + bh * T * Tp : nullptr,
-                     kt.data(), srow.data());
+                     scratch);
   }
 }
 
 template <int NV>
 void backward_chunk(const float* qkv, const float* probs, const float* dy, float* dqkv, int64_t T, int64_t C,
                     int64_t nh, float scale, int64_t begin, int64_t end) {
-  const int64_t Tp = round_up8(T), hs = 8 * NV;
-  std::vector<float> vt(hs * Tp), ds(T * Tp), srow(Tp);
+  const int64_t Tp = round_up8(T);
+  Scratch scratch(T, 8 * NV);
   for (int64_t bh = begin; bh < end; ++bh) {
     const int64_t b = bh / nh, h = bh % nh;
     backward_head<NV>(qkv + b * T * 3 * C, probs + bh * T * Tp, dy + b * T * C, T, C, h, scale, dqkv + b * T * 3 * C,
-                      vt.data(), ds.data(), srow.data());
+                      scratch);
   }
 }
 
