@@ -83,6 +83,62 @@ LMZOO_AVX2 inline void weighted_rows(const float* w, int64_t ws, const float* ro
   for (int c = 0; c < NV; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_add_ps(a0[c], a1[c]));
 }
 
+// Two rows at once: out0 / out1 [0, 32) = sum_d a0[d] / a1[d] * mt[d * Tp + (0, 32)], sharing the loads of mt.
+template <int U>
+LMZOO_AVX2 inline void row_times_t2(const float* a0, const float* a1, const float* mt, int64_t Tp, int64_t hs,
+                                    float* out0, float* out1) {
+  __m256 c0[U], c1[U];
+  for (int u = 0; u < U; ++u) c0[u] = c1[u] = _mm256_setzero_ps();
+  for (int64_t d = 0; d < hs; ++d) {
+    const __m256 b0 = _mm256_broadcast_ss(a0 + d), b1 = _mm256_broadcast_ss(a1 + d);
+    const float* row = mt + d * Tp;
+    for (int u = 0; u < U; ++u) {
+      const __m256 m = _mm256_loadu_ps(row + 8 * u);
+      c0[u] = _mm256_fmadd_ps(b0, m, c0[u]);
+      c1[u] = _mm256_fmadd_ps(b1, m, c1[u]);
+    }
+  }
+  for (int u = 0; u < U; ++u) {
+    _mm256_storeu_ps(out0 + 8 * u, c0[u]);
+    _mm256_storeu_ps(out1 + 8 * u, c1[u]);
+  }
+}
+
+// row_times_t2 over nv vectors, in blocks of at most 4 (8 accumulators).
+LMZOO_AVX2 void row_times_t2_n(const float* a0, const float* a1, const float* mt, int64_t Tp, int64_t hs, int64_t nv,
+                               float* out0, float* out1) {
+  int64_t c = 0;
+  for (; nv - c >= 4; c += 4) row_times_t2<4>(a0, a1, mt + 8 * c, Tp, hs, out0 + 8 * c, out1 + 8 * c);
+  const float* m = mt + 8 * c;
+  switch (nv - c) {
+    case 1: row_times_t2<1>(a0, a1, m, Tp, hs, out0 + 8 * c, out1 + 8 * c); break;
+    case 2: row_times_t2<2>(a0, a1, m, Tp, hs, out0 + 8 * c, out1 + 8 * c); break;
+    case 3: row_times_t2<3>(a0, a1, m, Tp, hs, out0 + 8 * c, out1 + 8 * c); break;
+    default: break;
+  }
+}
+
+// Two weighted sums over the same rows: out0 / out1 [0, hs) = sum_{j < n} w0[j ws] / w1[j ws] * rows_j (NV <= 4).
+template <int NV>
+LMZOO_AVX2 inline void weighted_rows2(const float* w0, const float* w1, int64_t ws, const float* rows, int64_t stride,
+                                      int64_t n, float* out0, float* out1) {
+  __m256 c0[NV], c1[NV];
+  for (int c = 0; c < NV; ++c) c0[c] = c1[c] = _mm256_setzero_ps();
+  for (int64_t j = 0; j < n; ++j) {
+    const __m256 b0 = _mm256_broadcast_ss(w0 + j * ws), b1 = _mm256_broadcast_ss(w1 + j * ws);
+    const float* r = rows + j * stride;
+    for (int c = 0; c < NV; ++c) {
+      const __m256 x = _mm256_loadu_ps(r + 8 * c);
+      c0[c] = _mm256_fmadd_ps(b0, x, c0[c]);
+      c1[c] = _mm256_fmadd_ps(b1, x, c1[c]);
+    }
+  }
+  for (int c = 0; c < NV; ++c) {
+    _mm256_storeu_ps(out0 + 8 * c, c0[c]);
+    _mm256_storeu_ps(out1 + 8 * c, c1[c]);
+  }
+}
+
 // (hs, Tp) transpose of the T rows of src (row stride `stride`), zero in columns [T, Tp).
 void transpose_rows(const float* src, int64_t stride, int64_t T, int64_t Tp, int64_t hs, float* dst) {
   for (int64_t j = 0; j < T; ++j) {
@@ -100,16 +156,60 @@ void gather_rows(const float* src, int64_t stride, int64_t T, int64_t hs, float*
 }
 
 // Per-thread scratch for one (batch, head): transposed keys or values (hs, Tp), contiguous copies of
-// four (T, hs) row blocks, score gradients (T, Tp) and one score row (Tp).
+// four (T, hs) row blocks, score gradients (T, Tp) and two score rows (Tp).
 struct Scratch {
-  std::vector<float> transposed, a, b, c, d, ds, row;
+  std::vector<float> transposed, a, b, c, d, ds, row, row2;
   Scratch(int64_t T, int64_t hs)
       : transposed(hs * round_up8(T)), a(T * hs), b(T * hs), c(T * hs), d(T * hs), ds(T * round_up8(T)),
-        row(round_up8(T)) {}
+        row(round_up8(T)), row2(round_up8(T)) {}
 };
+
+// Softmax of one score row in place: srow holds q_i . k_j for j < 8 nv (nv = ceil(n / 8)); on return it holds
+// p_ij = softmax_j(scale q_i . k_j) for j < n and 0 for n <= j < 8 nv. probs, when given, receives the row
+// zero-padded to Tp.
+LMZOO_AVX2 void softmax_row(float* srow, int64_t n, float scale, float* probs, int64_t Tp) {
+  const int64_t nv = (n + 7) / 8;
+  const __m256 vscale = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t c = 0; c < nv; ++c) {
+    const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
+    _mm256_storeu_ps(srow + 8 * c, s);
+    if (8 * c + 8 <= n) vmax = _mm256_max_ps(vmax, s);
+  }
+  float m = hmax(vmax);
+  for (int64_t j = 8 * (n / 8); j < n; ++j) m = std::max(m, srow[j]);
+  const __m256 vm = _mm256_set1_ps(m);
+  for (int64_t c = 0; c < nv; ++c) {
+    _mm256_storeu_ps(srow + 8 * c, exp8(_mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), vm)));
+  }
+  for (int64_t j = n; j < 8 * nv; ++j) srow[j] = 0.0f;  // future positions
+  __m256 vsum = _mm256_setzero_ps();
+  for (int64_t c = 0; c < nv; ++c) vsum = _mm256_add_ps(vsum, _mm256_loadu_ps(srow + 8 * c));
+  const __m256 inv = _mm256_set1_ps(1.0f / hsum(vsum));
+  for (int64_t c = 0; c < nv; ++c) _mm256_storeu_ps(srow + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), inv));
+  if (probs) {
+    for (int64_t j = 0; j < 8 * nv; ++j) probs[j] = srow[j];
+    for (int64_t j = 8 * nv; j < Tp; ++j) probs[j] = 0.0f;
+  }
+}
+
+// Gradient of one row of scores: ds_ij = scale * p_ij * (dp_ij - sum_j' p_ij' dp_ij') for j < 8 nv, where dp
+// holds dy_i . v_j and p the row's probabilities (zero past the diagonal); zero-padded to Tp.
+LMZOO_AVX2 void score_grad_row(const float* dp, const float* p, int64_t n, float scale, float* dsr, int64_t Tp) {
+  const int64_t nv = (n + 7) / 8;
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t c = 0; c < nv; ++c) acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8 * c), _mm256_loadu_ps(dp + 8 * c), acc);
+  const __m256 rowdot = _mm256_set1_ps(hsum(acc)), vscale = _mm256_set1_ps(scale);
+  for (int64_t c = 0; c < nv; ++c) {
+    const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dp + 8 * c), rowdot);
+    _mm256_storeu_ps(dsr + 8 * c, _mm256_mul_ps(vscale, _mm256_mul_ps(_mm256_loadu_ps(p + 8 * c), g)));
+  }
+  for (int64_t j = 8 * nv; j < Tp; ++j) dsr[j] = 0.0f;
+}
 
 // One (batch, head): y rows i = sum_{j <= i} p_ij v_j with p = softmax_j(scale q_i . k_j). qkv and y point at
 // the batch's (T, 3C) and (T, C) blocks; probs (T, Tp), when given, receives p with zeros past the diagonal.
+// Rows go in pairs (sharing every load of k and v) while the accumulators fit in registers (hs <= 32).
 template <int NV>
 LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, float scale, float* y, float* probs,
                              Scratch& scratch) {
@@ -118,44 +218,35 @@ LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, 
   float* kt = scratch.transposed.data();
   float* q = scratch.a.data();  // (T, hs)
   float* v = scratch.b.data();  // (T, hs)
-  float* srow = scratch.row.data();
   float* k = scratch.c.data();  // (T, hs)
+  float* s0 = scratch.row.data();
+  float* s1 = scratch.row2.data();
   gather_rows(qkv + h * hs, C3, T, hs, q);
   gather_rows(qkv + C + h * hs, C3, T, hs, k);
   gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
   transpose_rows(k, hs, T, Tp, hs, kt);  // (hs, Tp)
-  const __m256 vscale = _mm256_set1_ps(scale);
-  for (int64_t i = 0; i < T; ++i) {
-    const int64_t n = i + 1, nv = (n + 7) / 8;
-    row_times_t_n(q + i * hs, kt, Tp, hs, nv, srow);  // q_i . k_j, j < 8 nv
-    __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    for (int64_t c = 0; c < nv; ++c) {
-      const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
-      _mm256_storeu_ps(srow + 8 * c, s);
-      if (8 * c + 8 <= n) vmax = _mm256_max_ps(vmax, s);
+  auto probs_row = [&](int64_t i) { return probs ? probs + i * Tp : nullptr; };
+  int64_t i = 0;
+  if constexpr (NV <= 4) {
+    for (; i + 1 < T; i += 2) {
+      row_times_t2_n(q + i * hs, q + (i + 1) * hs, kt, Tp, hs, (i + 2 + 7) / 8, s0, s1);
+      softmax_row(s0, i + 1, scale, probs_row(i), Tp);
+      softmax_row(s1, i + 2, scale, probs_row(i + 1), Tp);
+      s0[i + 1] = 0.0f;  // row i does not see position i + 1
+      weighted_rows2<NV>(s0, s1, 1, v, hs, i + 2, y + i * C + h * hs, y + (i + 1) * C + h * hs);
     }
-    float m = hmax(vmax);
-    for (int64_t j = 8 * (n / 8); j < n; ++j) m = std::max(m, srow[j]);
-    const __m256 vm = _mm256_set1_ps(m);
-    for (int64_t c = 0; c < nv; ++c) {
-      _mm256_storeu_ps(srow + 8 * c, exp8(_mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), vm)));
-    }
-    for (int64_t j = n; j < 8 * nv; ++j) srow[j] = 0.0f;  // future positions
-    __m256 vsum = _mm256_setzero_ps();
-    for (int64_t c = 0; c < nv; ++c) vsum = _mm256_add_ps(vsum, _mm256_loadu_ps(srow + 8 * c));
-    const __m256 inv = _mm256_set1_ps(1.0f / hsum(vsum));
-    for (int64_t c = 0; c < nv; ++c) _mm256_storeu_ps(srow + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), inv));
-    if (probs) {
-      float* p = probs + i * Tp;
-      for (int64_t j = 0; j < 8 * nv; ++j) p[j] = srow[j];
-      for (int64_t j = 8 * nv; j < Tp; ++j) p[j] = 0.0f;
-    }
-    weighted_rows<NV>(srow, 1, v, hs, n, y + i * C + h * hs);
+  }
+  for (; i < T; ++i) {
+    const int64_t n = i + 1;
+    row_times_t_n(q + i * hs, kt, Tp, hs, (n + 7) / 8, s0);  // q_i . k_j, j < 8 nv
+    softmax_row(s0, n, scale, probs_row(i), Tp);
+    weighted_rows<NV>(s0, 1, v, hs, n, y + i * C + h * hs);
   }
 }
 
 // Gradients of one (batch, head) into dqkv's (T, 3C) block, from dy's (T, C) block and forward's probs (T, Tp).
-// ds (T, Tp) holds scale * p * (dp - rowdot), the gradient of the scores q_i . k_j.
+// ds (T, Tp) holds scale * p * (dp - rowdot), the gradient of the scores q_i . k_j. Pairs of rows (and of
+// columns for dk, dv) share loads while hs <= 32.
 template <int NV>
 LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float* dy, int64_t T, int64_t C, int64_t h,
                               float scale, float* dqkv, Scratch& scratch) {
@@ -165,35 +256,47 @@ LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float*
   float* q = scratch.a.data();    // (T, hs)
   float* k = scratch.b.data();    // (T, hs)
   float* dyh = scratch.c.data();  // (T, hs)
+  float* v = scratch.d.data();    // (T, hs)
   float* ds = scratch.ds.data();
-  float* srow = scratch.row.data();
+  float* s0 = scratch.row.data();
+  float* s1 = scratch.row2.data();
   float* dq = dqkv + h * hs;
   float* dk = dqkv + C + h * hs;
   float* dv = dqkv + 2 * C + h * hs;
-  float* v = scratch.d.data();    // (T, hs)
   gather_rows(qkv + h * hs, C3, T, hs, q);
   gather_rows(qkv + C + h * hs, C3, T, hs, k);
   gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
   gather_rows(dy + h * hs, C, T, hs, dyh);
   transpose_rows(v, hs, T, Tp, hs, vt);  // (hs, Tp)
-  const __m256 vscale = _mm256_set1_ps(scale);
-  for (int64_t i = 0; i < T; ++i) {
-    const int64_t n = i + 1, nv = (n + 7) / 8;
-    row_times_t_n(dyh + i * hs, vt, Tp, hs, nv, srow);  // dp_ij = dy_i . v_j
-    const float* p = probs + i * Tp;
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t c = 0; c < nv; ++c) acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8 * c), _mm256_loadu_ps(srow + 8 * c), acc);
-    const __m256 rowdot = _mm256_set1_ps(hsum(acc));
-    float* dsr = ds + i * Tp;
-    for (int64_t c = 0; c < nv; ++c) {
-      const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), rowdot);
-      _mm256_storeu_ps(dsr + 8 * c, _mm256_mul_ps(vscale, _mm256_mul_ps(_mm256_loadu_ps(p + 8 * c), g)));
+  int64_t i = 0;
+  if constexpr (NV <= 4) {
+    for (; i + 1 < T; i += 2) {
+      row_times_t2_n(dyh + i * hs, dyh + (i + 1) * hs, vt, Tp, hs, (i + 2 + 7) / 8, s0, s1);  // dp = dy_i . v_j
+      score_grad_row(s0, probs + i * Tp, i + 1, scale, ds + i * Tp, Tp);
+      score_grad_row(s1, probs + (i + 1) * Tp, i + 2, scale, ds + (i + 1) * Tp, Tp);
+      // dq_i = sum_j ds_ij k_j (ds_{i, i+1} is 0)
+      weighted_rows2<NV>(ds + i * Tp, ds + (i + 1) * Tp, 1, k, hs, i + 2, dq + i * C3, dq + (i + 1) * C3);
     }
-    weighted_rows<NV>(dsr, 1, k, hs, n, dq + i * C3);  // dq_i = sum_j ds_ij k_j
   }
-  for (int64_t j = 0; j < T; ++j) {
-    weighted_rows<NV>(ds + j * Tp + j, Tp, q + j * hs, hs, T - j, dk + j * C3);      // sum_{i>=j} ds_ij q_i
-    weighted_rows<NV>(probs + j * Tp + j, Tp, dyh + j * hs, hs, T - j, dv + j * C3);  // sum_{i>=j} p_ij dy_i
+  for (; i < T; ++i) {
+    const int64_t n = i + 1;
+    row_times_t_n(dyh + i * hs, vt, Tp, hs, (n + 7) / 8, s0);  // dp_ij = dy_i . v_j
+    score_grad_row(s0, probs + i * Tp, n, scale, ds + i * Tp, Tp);
+    weighted_rows<NV>(ds + i * Tp, 1, k, hs, n, dq + i * C3);  // dq_i = sum_j ds_ij k_j
+  }
+  // dk_j = sum_{i>=j} ds_ij q_i and dv_j = sum_{i>=j} p_ij dy_i (ds and p are 0 above the diagonal).
+  int64_t j = 0;
+  if constexpr (NV <= 4) {
+    for (; j + 1 < T; j += 2) {
+      weighted_rows2<NV>(ds + j * Tp + j, ds + j * Tp + j + 1, Tp, q + j * hs, hs, T - j, dk + j * C3,
+                         dk + (j + 1) * C3);
+      weighted_rows2<NV>(probs + j * Tp + j, probs + j * Tp + j + 1, Tp, dyh + j * hs, hs, T - j, dv + j * C3,
+                         dv + (j + 1) * C3);
+    }
+  }
+  for (; j < T; ++j) {
+    weighted_rows<NV>(ds + j * Tp + j, Tp, q + j * hs, hs, T - j, dk + j * C3);
+    weighted_rows<NV>(probs + j * Tp + j, Tp, dyh + j * hs, hs, T - j, dv + j * C3);
   }
 }
 
