@@ -61,7 +61,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
 bool fast_linear_supported(const torch::Tensor& x, const torch::Tensor& weight) {
   static const bool disabled = std::getenv("LMZOO_NO_DNNL") != nullptr;
   // Under CPU autocast torch::linear runs in bf16: leave it to the library.
-  return !disabled && dnnl_sgemm != nullptr && !at::autocast::is_cpu_enabled() && x.device().is_cpu() && weight.device().is_cpu() &&
+  return !disabled && dnnl_sgemm != nullptr && !at::autocast::is_cpu_enabled() && x.device().is_cpu() &&
+         weight.device().is_cpu() &&
          x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat && weight.dim() == 2 &&
          x.dim() >= 1 && x.numel() > 0;
 }
