@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "models/layers/linear_kernel.h"
+
 namespace lmzoo {
 
 GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
@@ -72,7 +74,7 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
 
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
   auto x = hidden_states(idx, cache, prefix_len);       // (B, T, C)
-  return torch::matmul(x, lm_head_weight().t());        // (B, T, V)
+  return fast_linear(x, lm_head_weight());              // (B, T, V)
 }
 
 }  // namespace lmzoo

@@ -225,10 +225,24 @@ def parse_args():
     return p.parse_args()
 
 
+def set_openblas_threads(n):
+    """torch.set_num_threads does not reach OpenBLAS's own thread pool: pin it too, as lmzoo does.
+    Returns OpenBLAS's thread count afterwards (None when torch does not use OpenBLAS)."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+    except OSError:
+        return None
+    lib.openblas_set_num_threads(n)
+    return lib.openblas_get_num_threads()
+
+
 def main():
     args = parse_args()
     log = sys.stderr if args.json else sys.stdout
     torch.set_num_threads(args.threads)
+    blas_threads = set_openblas_threads(args.threads)
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
 
@@ -236,7 +250,7 @@ def main():
     model = CharGPT(data.vocab_size, args.block_size, args.n_layer, args.n_head, args.d_model).to(device)
     opt = make_optimizer(model, args.lr, args.weight_decay, (args.beta1, args.beta2))
     print(
-        f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, OpenBLAS threads {blas_threads}, "
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, "
         f"vocab {data.vocab_size}, params {model.num_params() / 1e6:.3f}M",
         file=log,
@@ -295,6 +309,7 @@ def main():
             "final_train_loss": round(losses["train"] if losses is not None else last_loss, 4),
             "iters": args.iters,
             "threads": torch.get_num_threads(),
+            "openblas_threads": blas_threads,
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
             "params": model.num_params(),
             "torch": torch.__version__,

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
+
 #include "data/tokenizer.h"
 #include "models/presets.h"
 #include "tools/cli_common.h"
@@ -50,6 +52,8 @@ int run_bench(int argc, char** argv) {
       ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value("fp32"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("cpu"))
       ("threads", "intra-op CPU threads", cxxopts::value<int>())
+      ("profile", "write a Chrome trace of every ATen op in the run (autograd profiler) to this file",
+       cxxopts::value<std::string>())
       ("json", "print only the JSON result line");
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
@@ -83,7 +87,14 @@ int run_bench(int argc, char** argv) {
   // The GEMM peak is measured before and after the run and the higher figure kept: a busy
   // machine can slow either measurement, never speed it up.
   const double peak_before = measure_gemm_flops(512, 10);
-  const auto result = train_model(request);
+  TrainResult result;
+  {
+    std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+    if (r.count("profile")) {
+      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(r["profile"].as<std::string>());
+    }
+    result = train_model(request);
+  }
 
   std::vector<double> timed(result.step_seconds.begin() + skip, result.step_seconds.end());
   const double ms = median(timed) * 1e3;

@@ -10,6 +10,7 @@
 
 #include "models/presets.h"
 #include "train/device.h"
+#include "train/fused_adamw.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
 #include "train/progress.h"
@@ -121,8 +122,7 @@ TrainResult train_model(const TrainRequest& request) {
       loss.backward();
       step_loss += loss.item<double>();
     }
-    if (cfg.grad_clip > 0) torch::nn::utils::clip_grad_norm_(module->parameters(), cfg.grad_clip);
-    optimizer->step();
+    clip_and_adamw_step(*optimizer, cfg.grad_clip);  // clip (when grad_clip > 0) and AdamW, fused
     for (auto& p : module->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
     ++state.step;
     state.tokens_seen += tokens_per_step;

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "models/layers/attention_kernel.h"
+#include "models/layers/linear_kernel.h"
+
 namespace lmzoo {
 
 namespace {
@@ -36,8 +39,18 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
                                          const torch::Tensor& position_bias) {
   const int64_t B = x.size(0), T = x.size(1);
+  auto qkv_all = fast_linear(x, c_attn->weight, c_attn->bias);  // (B, T, 3*nh*hs)
+  // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; heads
+  // spanning d_model): the fused kernel, same math in one pass.
+  const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
+  const bool plain = !cache && !position_bias.defined() && !dropout_active && n_head_ * head_dim_ == x.size(2) &&
+                     scale_ == 1.0 / std::sqrt(double(head_dim_));
+  if (plain && fused_causal_attention_supported(qkv_all, n_head_) && is_causal_mask(blocked, T)) {
+    auto y = fused_causal_attention(qkv_all, n_head_, scale_);  // (B, T, C)
+    return fast_linear(y, c_proj->weight, c_proj->bias);
+  }
   // chunk (not select) so that backward concatenates the three gradients in one op.
-  auto qkv = c_attn(x).chunk(3, -1);                            // 3 x (B, T, nh*hs)
+  auto qkv = qkv_all.chunk(3, -1);                              // 3 x (B, T, nh*hs)
   auto q = qkv[0].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
   auto k = qkv[1].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
   auto v = qkv[2].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
@@ -49,7 +62,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
     cache->k = k;
     cache->v = v;
   }
-  return c_proj(attend(q, k, v, blocked, position_bias, scale_, attn_dropout));  // (B, T, C)
+  return fast_linear(attend(q, k, v, blocked, position_bias, scale_, attn_dropout), c_proj->weight,
+                     c_proj->bias);  // (B, T, C)
 }
 
 CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)

@@ -1,11 +1,14 @@
 // Position-wise feed-forward layer with a configurable activation, plain or gated.
 #include "models/layers/feed_forward.h"
 
+#include "models/layers/activation_kernel.h"
+#include "models/layers/linear_kernel.h"
+
 namespace lmzoo {
 
 torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
   if (name == "relu") return torch::relu(x);
-  if (name == "gelu") return torch::gelu(x);
+  if (name == "gelu") return fused_gelu(x);  // torch::gelu where the fused kernel does not apply
   // geglu: the tanh GELU, as T5 v1.1's "gated-gelu" (HF gelu_new, mesh-tensorflow's gelu).
   if (name == "gelu-tanh" || name == "geglu") return torch::gelu(x, "tanh");
   if (name == "silu" || name == "swiglu") return torch::silu(x);
@@ -23,10 +26,10 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = apply_activation(c_fc(x), activation_);  // (B, T, ff)
-  if (c_fc_lin) h = h * c_fc_lin(x);
+  auto h = apply_activation(fast_linear(x, c_fc->weight, c_fc->bias), activation_);  // (B, T, ff)
+  if (c_fc_lin) h = h * fast_linear(x, c_fc_lin->weight, c_fc_lin->bias);
   if (hidden_dropout) h = hidden_dropout(h);
-  return c_proj(h);
+  return fast_linear(h, c_proj->weight, c_proj->bias);
 }
 
 }  // namespace lmzoo

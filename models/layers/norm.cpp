@@ -1,5 +1,7 @@
-// Normalisation layer: LayerNorm through the fused ATen kernel, RMSNorm computed in fp32.
+// Normalisation layer: LayerNorm through the fused kernel in norm_kernel.cpp, RMSNorm computed in fp32.
 #include "models/layers/norm.h"
+
+#include "models/layers/norm_kernel.h"
 
 namespace lmzoo {
 
@@ -10,7 +12,7 @@ NormImpl::NormImpl(int64_t dim, const std::string& kind, bool bias, double eps)
 }
 
 torch::Tensor NormImpl::forward(const torch::Tensor& x) {
-  if (!rms_) return torch::layer_norm(x, {dim_}, weight, bias, eps_);
+  if (!rms_) return fused_layer_norm(x, weight, bias, eps_);  // torch::layer_norm where the kernel does not apply
   auto x32 = x.to(torch::kFloat);
   auto normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps_);
   return normed.to(x.scalar_type()) * weight;

@@ -1,0 +1,102 @@
+// Fused clipping + AdamW tests: parameters and moments equal clip_grad_norm_ + torch::optim::AdamW step by step.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "train/fused_adamw.h"
+
+using namespace lmzoo;
+
+namespace {
+
+// Two parameter groups as make_optimizer builds them: decay on >= 2-D tensors, none on the rest.
+std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<torch::Tensor>& params, double lr) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = torch::optim::AdamWOptions(lr).betas({0.9, 0.99}).eps(1e-8);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                 torch::optim::AdamWOptions(options).weight_decay(0.1)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(options).weight_decay(0.0)));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+std::vector<torch::Tensor> make_params() {
+  return {torch::randn({37, 13}), torch::randn({13}), torch::randn({5, 4, 3}), torch::randn({1001})};
+}
+
+std::vector<torch::Tensor> clone_params(const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : params) out.push_back(p.detach().clone().requires_grad_(true));
+  return out;
+}
+
+// A parameter's key in Optimizer::state(): a string in LibTorch 1.x, the TensorImpl address in 2.x.
+template <typename Map>
+typename Map::key_type key_of(const Map&, const torch::Tensor& p) {
+  using Key = typename Map::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(p.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(p.unsafeGetTensorImpl());
+  }
+}
+
+void check_moments(torch::optim::AdamW& a, const std::vector<torch::Tensor>& pa, torch::optim::AdamW& b,
+                   const std::vector<torch::Tensor>& pb) {
+  for (size_t i = 0; i < pa.size(); ++i) {
+    auto& sa = static_cast<torch::optim::AdamWParamState&>(
+        *a.state().at(key_of(a.state(), pa[i])));
+    auto& sb = static_cast<torch::optim::AdamWParamState&>(
+        *b.state().at(key_of(b.state(), pb[i])));
+    CHECK(sa.step() == sb.step());
+    CHECK(torch::allclose(sa.exp_avg(), sb.exp_avg(), 1e-5, 1e-7));
+    CHECK(torch::allclose(sa.exp_avg_sq(), sb.exp_avg_sq(), 1e-5, 1e-9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused clip + AdamW equals clip_grad_norm_ + AdamW::step", "[train][fused_adamw]") {
+  for (const double max_norm : {0.0, 0.5, 1e6}) {  // off, clipping every step, never clipping
+    torch::manual_seed(21);
+    const auto init = make_params();
+    auto ref = clone_params(init), fused = clone_params(init);
+    auto ref_opt = make_adamw(ref, 1e-2), fused_opt = make_adamw(fused, 1e-2);
+    for (int step = 0; step < 6; ++step) {
+      const double lr = 1e-2 * (step + 1) / 6.0;  // as the trainer's schedule changes it
+      for (auto* opt : {ref_opt.get(), fused_opt.get()}) {
+        for (auto& g : opt->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+      }
+      for (size_t i = 0; i < init.size(); ++i) {
+        auto g = torch::randn_like(init[i]);
+        ref[i].mutable_grad() = g.clone();
+        fused[i].mutable_grad() = g.clone();
+      }
+      double ref_norm = 0.0;
+      if (max_norm > 0) ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
+      ref_opt->step();
+      const double fused_norm = clip_and_adamw_step(*fused_opt, max_norm);
+      INFO("max_norm " << max_norm << ", step " << step);
+      CHECK(fused_norm == Approx(ref_norm).epsilon(1e-5));
+      for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(fused[i], ref[i], 1e-5, 1e-6));
+    }
+    check_moments(*ref_opt, ref, *fused_opt, fused);
+  }
+}
+
+TEST_CASE("fused AdamW state survives an optimizer save / load round trip", "[train][fused_adamw]") {
+  torch::manual_seed(22);
+  auto params = clone_params(make_params());
+  auto opt = make_adamw(params, 1e-3);
+  for (auto& p : params) p.mutable_grad() = torch::randn_like(p);
+  clip_and_adamw_step(*opt, 1.0);
+  std::stringstream buffer;
+  torch::save(*opt, buffer);
+  auto restored = make_adamw(params, 1e-3);
+  torch::load(*restored, buffer);
+  check_moments(*opt, params, *restored, params);
+}

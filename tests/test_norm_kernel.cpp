@@ -1,0 +1,34 @@
+// Fused LayerNorm tests: output and gradients of x, gain and bias equal torch::layer_norm.
+#include <catch2/catch.hpp>
+
+#include "models/layers/norm_kernel.h"
+
+using namespace lmzoo;
+
+TEST_CASE("fused LayerNorm equals torch::layer_norm in output and gradients", "[norm_kernel]") {
+  torch::manual_seed(61);
+  for (const int64_t C : {8, 32, 128}) {
+    for (const bool with_bias : {false, true}) {
+      auto x = (torch::randn({3, 5, C}) * 2.0 + 0.5).requires_grad_(true);
+      auto w = (torch::randn({C}) * 0.3 + 1.0).requires_grad_(true);
+      auto b = with_bias ? torch::randn({C}).requires_grad_(true) : torch::Tensor();
+      auto rx = x.detach().clone().requires_grad_(true);
+      auto rw = w.detach().clone().requires_grad_(true);
+      auto rb = with_bias ? b.detach().clone().requires_grad_(true) : torch::Tensor();
+      auto y = fused_layer_norm(x, w, b, 1e-5);
+      auto ref = torch::layer_norm(rx, {C}, rw, rb, 1e-5);
+      INFO("C " << C << ", bias " << with_bias);
+      CHECK(torch::allclose(y, ref, 1e-5, 1e-5));
+      auto dy = torch::randn_like(ref);
+      (y * dy).sum().backward();
+      (ref * dy).sum().backward();
+      CHECK(torch::allclose(x.grad(), rx.grad(), 1e-4, 1e-5));
+      CHECK(torch::allclose(w.grad(), rw.grad(), 1e-4, 1e-5));
+      if (with_bias) CHECK(torch::allclose(b.grad(), rb.grad(), 1e-5, 1e-5));
+    }
+  }
+  // A size the kernel does not take (not a multiple of 8) goes to torch::layer_norm.
+  auto x = torch::randn({4, 6});
+  auto w = torch::ones({6});
+  CHECK(torch::allclose(fused_layer_norm(x, w, torch::Tensor(), 1e-5), torch::layer_norm(x, {6}, w, {}, 1e-5)));
+}
