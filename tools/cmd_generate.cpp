@@ -1,7 +1,12 @@
-// lmzoo generate: continue a prompt (gpt), fill its [MASK]s (bert), or label it (bert classifier).
+// lmzoo generate: continue a prompt (gpt) or answer it (t5: the prompt goes to the encoder) by sampling,
+// greedy or beam search; fill its [MASK]s (bert), or label it (bert classifier).
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
+#include "models/beam_search.h"
 #include "models/fill_mask.h"
 #include "models/generation.h"
 #include "train/classifier_eval.h"
@@ -12,17 +17,70 @@
 
 namespace lmzoo::cli {
 
-int run_generate(int argc, char** argv) {
+namespace {
+
+// `--beams` without a number means the GNMT / t5x default of 4 beams: argv with "4" inserted after it.
+std::vector<std::string> default_beams(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    const bool next_is_value = i + 1 < args.size() && (args[i + 1].rfind("-", 0) != 0 ||
+                                                       (args[i + 1].size() > 1 && std::isdigit(args[i + 1][1])));
+    if (args[i] == "--beams" && !next_is_value) args.insert(args.begin() + long(i) + 1, "4");
+  }
+  return args;
+}
+
+// One line per sequence when several are printed: newlines inside a sequence are written as "\\n".
+void print_sequences(const std::vector<std::string>& texts) {
+  if (texts.size() == 1) {
+    std::cout << texts[0] << std::endl;
+    return;
+  }
+  for (const auto& text : texts) {
+    std::string line;
+    for (char c : text) {
+      if (c == '\n') line += "\\n";
+      else line += c;
+    }
+    std::cout << line << "\n";
+  }
+  std::cout.flush();
+}
+
+// Beam search: one stderr line per returned hypothesis, with its score; returns the token lists.
+std::vector<std::vector<int64_t>> report_hypotheses(const std::vector<Hypothesis>& hypotheses) {
+  std::vector<std::vector<int64_t>> outputs;
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    const auto& h = hypotheses[i];
+    std::fprintf(stderr, "beam %zu: score %.4f, log-prob %.4f, %zu tokens%s\n", i + 1, h.score, h.log_prob,
+                 h.tokens.size(), !h.tokens.empty() && h.tokens.back() == special::kEos ? " (ended at </s>)" : "");
+    outputs.push_back(h.tokens);
+  }
+  return outputs;
+}
+
+}  // namespace
+
+int run_generate(int argc_in, char** argv_in) {
+  std::vector<std::string> arg_strings = default_beams(argc_in, argv_in);
+  std::vector<char*> arg_pointers;
+  for (auto& a : arg_strings) arg_pointers.push_back(a.data());
+  int argc = int(arg_pointers.size());
+  char** argv = arg_pointers.data();
   cxxopts::Options options("lmzoo generate", "Generate text from a prompt (printed last on stdout).");
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
-      ("prompt", "text to continue (bert: text with [MASK]s to fill; classifier: text to label)", cxxopts::value<std::string>())
+      ("prompt", "text to continue (t5: the encoder's input; bert: text with [MASK]s to fill; classifier: text to label)", cxxopts::value<std::string>())
       ("prompt-pair", "classifier: the second text of a pair task", cxxopts::value<std::string>())
       ("max-new-tokens", "tokens to generate at most", cxxopts::value<int64_t>()->default_value("100"))
       ("temperature", "sampling temperature (0: greedy)", cxxopts::value<double>()->default_value("0.8"))
       ("top-k", "keep the k most likely tokens (0: all); bert: candidates per [MASK] (0: 5); classifier: labels to print (0: 1)", cxxopts::value<int64_t>()->default_value("0"))
       ("top-p", "nucleus sampling mass (1: off)", cxxopts::value<double>()->default_value("1.0"))
       ("seed", "sampling seed", cxxopts::value<uint64_t>()->default_value("1337"))
+      ("beams", "gpt/t5: beam search with N beams instead of sampling (--beams alone: 4)", cxxopts::value<int64_t>())
+      ("length-penalty", "beam search: alpha of the length penalty ((5 + len) / 6)^alpha", cxxopts::value<double>()->default_value("0.6"))
+      ("early-stopping", "beam search: stop as soon as --beams hypotheses have finished")
+      ("num-return", "beam search: sequences to print, best first (at most --beams)", cxxopts::value<int64_t>()->default_value("1"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("auto"));
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
@@ -39,12 +97,59 @@ int run_generate(int argc, char** argv) {
   if (sampling.temperature < 0) throw UsageError("--temperature must be >= 0");
   if (sampling.top_k < 0) throw UsageError("--top-k must be >= 0");
   if (!(sampling.top_p > 0 && sampling.top_p <= 1)) throw UsageError("--top-p must be in (0, 1]");
+  const bool beam = r.count("beams") > 0;
+  BeamSearchOptions beam_options;
+  beam_options.max_new_tokens = sampling.max_new_tokens;
+  beam_options.length_penalty = r["length-penalty"].as<double>();
+  beam_options.early_stopping = r.count("early-stopping") > 0;
+  beam_options.num_return = r["num-return"].as<int64_t>();
+  beam_options.eos_id = special::kEos;
+  beam_options.pad_id = special::kPad;
+  if (beam) {
+    beam_options.num_beams = r["beams"].as<int64_t>();
+    if (beam_options.num_beams < 1) throw UsageError("--beams must be >= 1");
+    for (const char* flag : {"temperature", "top-k", "top-p"}) {
+      if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to sampling, not to beam search (--beams)");
+    }
+    if (!std::isfinite(beam_options.length_penalty)) throw UsageError("--length-penalty must be a finite number");
+    if (beam_options.num_return < 1 || beam_options.num_return > beam_options.num_beams) {
+      throw UsageError("--num-return must be between 1 and --beams (" + std::to_string(beam_options.num_beams) + ")");
+    }
+  } else {
+    for (const char* flag : {"length-penalty", "early-stopping"}) {
+      if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to beam search: add --beams N");
+    }
+    if (beam_options.num_return != 1) throw UsageError("--num-return applies to beam search: add --beams N (N >= --num-return)");
+  }
 
   const CheckpointInfo info = read_checkpoint(r["checkpoint"].as<std::string>());
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel loaded = load_model(info, device);
   const std::string prompt = r["prompt"].as<std::string>();
+  if (beam && (loaded.bert || loaded.classifier)) {
+    throw UsageError("--beams applies to gpt and t5 checkpoints, this one holds a " + loaded.kind());
+  }
+  if (loaded.t5) {
+    // The prompt, with </s> appended as T5 does, goes to the encoder; the answer is printed without specials.
+    std::vector<int64_t> input;
+    for (int id : tokenizer.encode(prompt)) input.push_back(id);
+    input.push_back(special::kEos);
+    std::vector<std::vector<int64_t>> outputs;
+    if (beam) {
+      outputs = report_hypotheses(beam_search_t5(loaded.t5, {input}, beam_options)[0]);
+    } else {
+      outputs.push_back(generate_t5_tokens(loaded.t5, input, sampling));
+    }
+    std::vector<std::string> texts;
+    for (const auto& ids : outputs) {
+      std::vector<int> text_ids;
+      for (int64_t id : ids) if (id >= special::kNumSpecial) text_ids.push_back(int(id));
+      texts.push_back(tokenizer.decode(text_ids));
+    }
+    print_sequences(texts);
+    return 0;
+  }
   if (loaded.bert) {
     // For each [MASK]: "[MASK] i:" and its candidates (quoted) with probabilities; last, the prompt with every
     // [MASK] replaced by its most likely candidate.
@@ -81,10 +186,19 @@ int run_generate(int argc, char** argv) {
   std::vector<int64_t> prompt_ids;
   for (int id : tokenizer.encode(prompt)) prompt_ids.push_back(id);
   if (prompt_ids.empty()) prompt_ids.push_back(special::kEos);  // empty prompt: start a new document
-  const auto generated = generate_tokens(model, prompt_ids, sampling);
-  std::vector<int> text_ids;
-  for (int64_t id : generated) if (id != special::kEos) text_ids.push_back(int(id));
-  std::cout << prompt << tokenizer.decode(text_ids) << std::endl;
+  std::vector<std::vector<int64_t>> outputs;
+  if (beam) {
+    outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, beam_options));
+  } else {
+    outputs.push_back(generate_tokens(model, prompt_ids, sampling));
+  }
+  std::vector<std::string> texts;
+  for (const auto& generated : outputs) {
+    std::vector<int> text_ids;
+    for (int64_t id : generated) if (id != special::kEos) text_ids.push_back(int(id));
+    texts.push_back(prompt + tokenizer.decode(text_ids));
+  }
+  print_sequences(texts);
   return 0;
 }
 
