@@ -91,6 +91,15 @@ TEST_CASE("CLI: pretrain a tiny BERT, fine-tune a classifier, evaluate and label
   REQUIRE(count_lines(both.out) == 2);
   CHECK(both.out.rfind("bad\t", 0) == 0);
 
+  auto exported = run_cli("export --checkpoint " + clf + " --out " + dir / "clf.pt");
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  CHECK(exported.out.find("class logits (B, 2)") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "clf.pt"));
+  auto exported_base = run_cli("export --checkpoint " + base + " --out " + dir / "base.pt");
+  REQUIRE(exported_base.exit_code == 0);
+  CHECK(exported_base.out.find("encode(") != std::string::npos);
+
   check_user_error(run_cli("generate --checkpoint " + base + " --prompt 'no mask here'"), "[MASK]");
   check_user_error(run_cli("train --objective classify --data " + dir / "train.jsonl" + " --out " + dir / "x"),
                    "--init is required");

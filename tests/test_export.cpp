@@ -1,6 +1,9 @@
 // TorchScript export tests: the module loads with torch::jit::load and in Python's torch.jit.load
-// and matches lmzoo's logits for several batch sizes and lengths, for several model variants.
+// and matches lmzoo's outputs for several batch sizes, lengths and paddings, for several model variants
+// of each family (GPT, BERT, BERT classifier, T5).
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 #include <torch/script.h>
 
@@ -87,6 +90,275 @@ TEST_CASE("exported TorchScript runs in Python's torch.jit.load and matches", "[
       "assert json.loads(m.config_json)['d_model'] == 32\n"
       "print(float((out - y).abs().max()))\n";
   write_text(dir / "check.py", script);
+  const std::string cmd = "/usr/bin/python3 " + (dir / "check.py") + " " + dir.path.string() + " > " + (dir / "diff");
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const double diff = std::stod(read_text(dir / "diff"));
+  CHECK(diff < 1e-5);
+}
+
+namespace {
+
+ModelConfig tiny_bert_config() {
+  ModelConfig c = tiny_gpt_config();
+  c.arch = "bert";
+  c.init = "bert";
+  c.max_seq_len = 32;
+  c.bias = true;
+  c.norm_eps = 1e-12;
+  c.norm_position = "post";
+  return c;
+}
+
+// Moves every weight off its init (norm gains 1, biases 0 would hide a missing or misplaced term).
+void perturb(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters()) p.add_(torch::randn_like(p) * 0.1);
+}
+
+// (B, T) attention mask: row b has max(1, T - 3b) real tokens, then pads.
+torch::Tensor padding_mask(int64_t B, int64_t T) {
+  auto mask = torch::ones({B, T}, torch::kLong);
+  for (int64_t b = 0; b < B; ++b) mask[b].slice(0, std::max<int64_t>(1, T - 3 * b)).zero_();
+  return mask;
+}
+
+void check_close(const torch::Tensor& got, const torch::Tensor& expected) {
+  REQUIRE(got.sizes() == expected.sizes());
+  INFO("max |diff| " << (got - expected).abs().max().item<double>());
+  CHECK(torch::allclose(got, expected, 1e-5, 1e-5));
+}
+
+torch::jit::Module save_and_load(torch::jit::Module module, const std::string& path) {
+  module.save(path);
+  return torch::jit::load(path);
+}
+
+torch::Tensor tuple_item(const c10::IValue& value, size_t i) { return value.toTuple()->elements().at(i).toTensor(); }
+
+void save_tensor(const std::string& path, const torch::Tensor& t) {
+  auto bytes = torch::pickle_save(t);
+  write_text(path, std::string(bytes.begin(), bytes.end()));
+}
+
+bool python_has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
+
+// Python side of the cross-language checks: calls.json lists calls {model, method, args (tensor names or
+// null), expected (tensor names, one per output), attrs (attribute -> expected value)}; prints the worst
+// max |diff| over all outputs, and fails on an attribute mismatch.
+const char* kPythonCheck =
+    "import json, sys, torch\n"
+    "d = sys.argv[1]\n"
+    "load = lambda name: torch.load(d + '/' + name + '.pt')\n"
+    "worst = 0.0\n"
+    "for call in json.load(open(d + '/calls.json')):\n"
+    "    m = torch.jit.load(d + '/' + call['model'])\n"
+    "    out = getattr(m, call['method'])(*[None if a is None else load(a) for a in call['args']])\n"
+    "    outs = out if isinstance(out, tuple) else (out,)\n"
+    "    assert len(outs) == len(call['expected'])\n"
+    "    for o, e in zip(outs, call['expected']):\n"
+    "        worst = max(worst, float((o - load(e)).abs().max()))\n"
+    "    for k, v in call.get('attrs', {}).items():\n"
+    "        got = json.loads(m.config_json) if k == 'config_json' else getattr(m, k)\n"
+    "        assert got == v, (k, got, v)\n"
+    "print(worst)\n";
+
+}  // namespace
+
+TEST_CASE("exported BERT matches lmzoo's MLM logits, hidden states and pooled output", "[export][bert]") {
+  struct Variant {
+    const char *name, *norm_position, *norm, *activation, *position;
+    bool tie, bias;
+  };
+  const Variant variants[] = {
+      {"bert-base-like: post-LN, layernorm, gelu, tied", "post", "layernorm", "gelu", "learned", true, true},
+      {"pre-LN, rmsnorm, relu, untied, no bias", "pre", "rmsnorm", "relu", "learned", false, false},
+      {"no positions, gelu-tanh, untied", "post", "layernorm", "gelu-tanh", "none", false, true},
+      {"pre-LN, silu, tied", "pre", "layernorm", "silu", "learned", true, true},
+  };
+  torch::NoGradGuard no_grad;
+  TempDir dir;
+  for (const auto& v : variants) {
+    torch::manual_seed(11);
+    ModelConfig c = tiny_bert_config();
+    c.norm_position = v.norm_position;
+    c.norm = v.norm;
+    c.activation = v.activation;
+    c.position = v.position;
+    c.tie_embeddings = v.tie;
+    c.bias = v.bias;
+    Bert model(c);
+    perturb(*model);
+    model->eval();
+    auto loaded = save_and_load(export_bert(model, "tok"), dir / "bert.pt");
+    for (int64_t B : {1, 3}) {
+      for (int64_t T : {1, 7, 32}) {
+        INFO(v.name << " B=" << B << " T=" << T);
+        auto ids = torch::randint(0, 99, {B, T}, torch::kLong);
+        auto mask = padding_mask(B, T);
+        auto types = torch::randint(0, 2, {B, T}, torch::kLong);
+        check_close(loaded.forward({ids, mask, types}).toTensor(), model->forward(ids, mask, types));
+        auto encoded = loaded.get_method("encode")({ids, mask, types});
+        check_close(tuple_item(encoded, 0), model->hidden_states(ids, mask, types));
+        check_close(tuple_item(encoded, 1), model->pooled(ids, mask, types));
+        check_close(loaded.forward({ids}).toTensor(), model->forward(ids));  // no mask, all type 0
+      }
+    }
+    CHECK(nlohmann::json::parse(loaded.attr("config_json").toStringRef()) == nlohmann::json(c));
+    CHECK(loaded.attr("tokenizer_model").toTensor().numel() == 3);
+  }
+}
+
+TEST_CASE("exported BERT classifier matches lmzoo's class logits and carries the labels", "[export][bert]") {
+  torch::NoGradGuard no_grad;
+  TempDir dir;
+  for (const char* norm_position : {"post", "pre"}) {
+    torch::manual_seed(12);
+    ModelConfig c = tiny_bert_config();
+    c.norm_position = norm_position;
+    c.labels = {"neg", "pos", "neutral"};
+    BertClassifier model(c);
+    perturb(*model);
+    model->eval();
+    auto loaded = save_and_load(export_bert_classifier(model, "tok"), dir / "clf.pt");
+    for (int64_t B : {1, 3}) {
+      for (int64_t T : {1, 9, 32}) {
+        INFO(norm_position << " B=" << B << " T=" << T);
+        auto ids = torch::randint(0, 99, {B, T}, torch::kLong);
+        auto mask = padding_mask(B, T);
+        auto types = torch::randint(0, 2, {B, T}, torch::kLong);
+        auto got = loaded.forward({ids, mask, types}).toTensor();
+        CHECK(got.sizes() == torch::IntArrayRef({B, 3}));
+        check_close(got, model->forward(ids, mask, types));
+        check_close(tuple_item(loaded.get_method("encode")({ids, mask}), 1), model->bert->pooled(ids, mask));
+      }
+    }
+    auto labels = loaded.attr("labels").toList();
+    REQUIRE(labels.size() == 3);
+    CHECK(labels.get(2).toStringRef() == "neutral");
+    CHECK(nlohmann::json::parse(loaded.attr("config_json").toStringRef())["labels"] == nlohmann::json(c.labels));
+  }
+}
+
+TEST_CASE("exported T5 matches lmzoo's logits, encoder output and position buckets", "[export][t5]") {
+  struct Variant {
+    const char* name;
+    bool gated;
+    const char *activation, *norm_position;
+    bool bias;
+  };
+  const Variant variants[] = {
+      {"v1.0: relu, tied head (d_model^-0.5)", false, "relu", "pre", false},
+      {"v1.1: geglu, untied, 3 heads of 8, 3 decoder layers", true, "geglu", "pre", false},
+      {"post-norm, swiglu, biases", true, "swiglu", "post", true},
+  };
+  torch::NoGradGuard no_grad;
+  TempDir dir;
+  for (const auto& v : variants) {
+    torch::manual_seed(13);
+    ModelConfig c = tiny_t5_config(v.gated);
+    c.activation = v.activation;
+    c.norm_position = v.norm_position;
+    c.bias = v.bias;
+    T5 model(c);
+    perturb(*model);
+    model->eval();
+    auto loaded = save_and_load(export_t5(model, "tok"), dir / "t5.pt");
+    // Buckets beyond relative_max_distance (20) in both directions: exact equality of the bias.
+    for (const std::string stack : {"encoder", "decoder"}) {
+      auto expected = (stack == "encoder" ? model->encoder : model->decoder)->rel_bias(70, 90, 0);
+      CHECK(torch::equal(loaded.run_method("_" + stack + "_position_bias", 70, 90).toTensor(), expected));
+    }
+    for (int64_t B : {1, 3}) {
+      for (auto [S, T] : {std::pair<int64_t, int64_t>{1, 1}, {9, 6}, {40, 30}}) {
+        INFO(v.name << " B=" << B << " S=" << S << " T=" << T);
+        auto ids = torch::randint(0, 99, {B, S}, torch::kLong);
+        auto mask = padding_mask(B, S);
+        auto dec = torch::randint(0, 99, {B, T}, torch::kLong);
+        check_close(loaded.forward({ids, mask, dec}).toTensor(), model->forward(ids, mask, dec));
+        auto hidden = model->encode(ids, mask);
+        check_close(loaded.get_method("encode")({ids, mask}).toTensor(), hidden);
+        check_close(loaded.get_method("decode")({dec, hidden, mask}).toTensor(), model->decode(dec, hidden, mask));
+        check_close(loaded.forward({ids, c10::IValue(), dec}).toTensor(), model->forward(ids, torch::Tensor(), dec));
+      }
+    }
+    CHECK(nlohmann::json::parse(loaded.attr("config_json").toStringRef()) == nlohmann::json(c));
+  }
+}
+
+TEST_CASE("exported BERT, BERT classifier and T5 run in Python's torch.jit.load and match", "[export][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(14);
+  TempDir dir;
+  auto save = [&](const std::string& name, const torch::Tensor& t) { save_tensor(dir / (name + ".pt"), t); };
+  nlohmann::json calls = nlohmann::json::array();
+
+  ModelConfig bc = tiny_bert_config();
+  Bert bert(bc);
+  perturb(*bert);
+  bert->eval();
+  export_bert(bert, "tok").save(dir / "bert.pt");
+  ModelConfig cc = tiny_bert_config();
+  cc.labels = {"no", "yes"};
+  BertClassifier classifier(cc);
+  perturb(*classifier);
+  classifier->eval();
+  export_bert_classifier(classifier, "tok").save(dir / "clf.pt");
+  for (int64_t B : {1, 3}) {
+    const std::string b = std::to_string(B);
+    const int64_t T = 5 + 4 * B;
+    auto ids = torch::randint(0, 99, {B, T}, torch::kLong), mask = padding_mask(B, T);
+    auto types = torch::randint(0, 2, {B, T}, torch::kLong);
+    save("ids" + b, ids), save("mask" + b, mask), save("types" + b, types);
+    save("mlm" + b, bert->forward(ids, mask, types));
+    save("hidden" + b, bert->hidden_states(ids, mask, types));
+    save("pooled" + b, bert->pooled(ids, mask, types));
+    save("class" + b, classifier->forward(ids, mask, types));
+    const nlohmann::json args = {"ids" + b, "mask" + b, "types" + b};
+    calls.push_back({{"model", "bert.pt"}, {"method", "forward"}, {"args", args}, {"expected", {"mlm" + b}}});
+    calls.push_back(
+        {{"model", "bert.pt"}, {"method", "encode"}, {"args", args}, {"expected", {"hidden" + b, "pooled" + b}}});
+    calls.push_back({{"model", "clf.pt"},
+                     {"method", "forward"},
+                     {"args", args},
+                     {"expected", {"class" + b}},
+                     {"attrs", {{"labels", {"no", "yes"}}, {"config_json", nlohmann::json(cc)}}}});
+  }
+
+  ModelConfig tc = tiny_t5_config(true);
+  T5 t5(tc);
+  perturb(*t5);
+  t5->eval();
+  export_t5(t5, "tok").save(dir / "t5.pt");
+  for (int64_t B : {1, 3}) {
+    const std::string b = std::to_string(B);
+    const int64_t S = 8 + 10 * B, T = 3 + 5 * B;
+    auto ids = torch::randint(0, 99, {B, S}, torch::kLong), mask = padding_mask(B, S);
+    auto dec = torch::randint(0, 99, {B, T}, torch::kLong);
+    auto hidden = t5->encode(ids, mask);
+    save("t5ids" + b, ids), save("t5mask" + b, mask), save("t5dec" + b, dec), save("t5hidden" + b, hidden);
+    save("t5logits" + b, t5->forward(ids, mask, dec));
+    calls.push_back({{"model", "t5.pt"},
+                     {"method", "forward"},
+                     {"args", {"t5ids" + b, "t5mask" + b, "t5dec" + b}},
+                     {"expected", {"t5logits" + b}},
+                     {"attrs", {{"config_json", nlohmann::json(tc)}}}});
+    calls.push_back({{"model", "t5.pt"},
+                     {"method", "encode"},
+                     {"args", {"t5ids" + b, "t5mask" + b}},
+                     {"expected", {"t5hidden" + b}}});
+    calls.push_back({{"model", "t5.pt"},
+                     {"method", "decode"},
+                     {"args", {"t5dec" + b, "t5hidden" + b, "t5mask" + b}},
+                     {"expected", {"t5logits" + b}}});
+  }
+  calls.push_back({{"model", "t5.pt"}, {"method", "encode"}, {"args", {"t5ids1", nullptr}}, {"expected", {"t5hidden1"}}});
+
+  write_text(dir / "calls.json", calls.dump());
+  write_text(dir / "check.py", kPythonCheck);
   const std::string cmd = "/usr/bin/python3 " + (dir / "check.py") + " " + dir.path.string() + " > " + (dir / "diff");
   REQUIRE(std::system(cmd.c_str()) == 0);
   const double diff = std::stod(read_text(dir / "diff"));

@@ -12,8 +12,9 @@ namespace lmzoo::cli {
 
 int run_export(int argc, char** argv) {
   cxxopts::Options options("lmzoo export",
-                           "Export TorchScript: forward(input_ids) -> logits, attributes config_json and "
-                           "tokenizer_model (uint8 tensor of the SentencePiece model).");
+                           "Export TorchScript (GPT, BERT, BERT classifier, T5): scripted forward and, per "
+                           "family, encode / decode; attributes config_json and tokenizer_model (uint8 tensor of "
+                           "the SentencePiece model).");
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("out", "output file, e.g. model.pt", cxxopts::value<std::string>());
@@ -22,19 +23,20 @@ int run_export(int argc, char** argv) {
   require_option(r, "checkpoint");
   require_option(r, "out");
   const CheckpointInfo info = read_checkpoint(r["checkpoint"].as<std::string>());
-  GPT model = require_gpt(load_model(info, torch::Device(torch::kCPU)), "export");
-  auto module = export_gpt(model, info.tokenizer_model);
+  ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
   const std::string out = r["out"].as<std::string>();
   const std::string tmp = out + ".tmp-" + std::to_string(getpid());
   try {
-    module.save(tmp);
+    exported.module.save(tmp);
   } catch (const c10::Error&) {
     std::filesystem::remove(tmp);
     throw std::runtime_error("cannot write " + out);
   }
   std::filesystem::rename(tmp, out);
-  std::cout << "exported " << info.dir << " -> " << out << " (forward(input_ids: (B, T<=" << info.model.max_seq_len
-            << ")) -> logits (B, T, " << info.model.vocab_size << "))" << std::endl;
+  std::cout << "exported " << info.dir << " (" << (info.model.labels.empty() ? info.model.arch : "bert classifier")
+            << ") -> " << out << "\n";
+  for (const auto& method : exported.methods) std::cout << "  " << method << "\n";
+  std::cout << std::flush;
   return 0;
 }
 
