@@ -1,8 +1,10 @@
 // lmzoo eval: perplexity of a checkpoint on a prepared split or a text file (gpt: sliding window; bert:
-// masked-token or --pseudo pseudo-perplexity), or accuracy and macro-F1 of a classifier on a labelled file.
+// masked-token or --pseudo pseudo-perplexity; t5: target perplexity on seeded span-corruption batches or on
+// pairs), or accuracy and macro-F1 of a classifier on a labelled file.
 #include <iostream>
 
 #include "data/labelled_text.h"
+#include "data/pairs.h"
 #include "data/shards.h"
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
@@ -11,6 +13,7 @@
 #include "train/device.h"
 #include "train/evaluator.h"
 #include "train/masked_eval.h"
+#include "train/seq2seq_eval.h"
 
 namespace lmzoo::cli {
 
@@ -92,21 +95,73 @@ int eval_classifier(const cxxopts::ParseResult& r, BertClassifier& model, const 
   return 0;
 }
 
+// Target perplexity: over prepared pairs (--data PAIRS_DIR), a pairs file (--pairs), or --batches seeded
+// span-corruption batches of a token split (--data DIR) with the checkpoint's noise settings. bpb is null:
+// targets are not one contiguous text.
+int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info, const Tokenizer& tokenizer,
+            const torch::Device& device) {
+  if (r.count("data") + r.count("pairs") != 1 || r.count("text")) {
+    throw UsageError("a t5 model is evaluated on --data DIR (token shards or prepared pairs) or --pairs FILE");
+  }
+  const int64_t batch_size = r["batch-size"].as<int64_t>();
+  const std::string precision = r["precision"].as<std::string>();
+  const int64_t max_len = model->config().max_seq_len;
+  std::string source, what = "target tokens";
+  PerplexityResult result;
+  if (r.count("pairs")) {
+    source = r["pairs"].as<std::string>();
+    std::vector<Seq2SeqExample> examples;
+    for (const auto& pair : read_text_pairs(source)) examples.push_back(encode_pair(tokenizer, pair, max_len, max_len));
+    result = target_perplexity(model, examples, batch_size, device, precision);
+  } else {
+    const std::string dir = r["data"].as<std::string>(), split = r["split"].as<std::string>();
+    if (split != "val" && split != "train") throw UsageError("--split must be val or train");
+    check_same_tokenizer(dir, tokenizer, info.dir);
+    source = dir + " (" + split + ")";
+    if (is_pairs_dir(dir)) {
+      result = target_perplexity(model, load_pairs(dir, split), batch_size, device, precision);
+    } else {
+      const TokenStream stream = TokenStream::open(dir, split);
+      SpanOptions options;
+      options.batch_size = batch_size;
+      options.input_length = max_len;
+      options.noise_density = info.train.noise_density;
+      options.mean_noise_span_length = info.train.mean_span_length;
+      const SpanBatcher batcher(stream, options, r["seed"].as<uint64_t>());
+      for (int64_t i = 0; i < r["batches"].as<int64_t>(); ++i) {
+        add_target_nll(model, batcher.batch(i, 0), device, precision, result);
+      }
+      what = "span-corruption target tokens";
+    }
+  }
+  if (result.tokens == 0) throw std::runtime_error(source + " has no target token to score");
+  std::printf("%s: %ld %s, %.4f nats/token, perplexity %.3f\n", source.c_str(), long(result.tokens), what.c_str(),
+              result.nll(), result.ppl());
+  nlohmann::json j = result.to_json();
+  j["bpb"] = nullptr;
+  std::cout << j.dump() << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int run_eval(int argc, char** argv) {
   cxxopts::Options options("lmzoo eval",
                            "Evaluate a checkpoint. The last stdout line is JSON: for gpt and bert tokens "
-                           "(scored), nll (nats/token), ppl, bpb (bits per byte); for a classifier examples, "
+                           "(scored), nll (nats/token), ppl, bpb (bits per byte); for t5 the same with target "
+                           "tokens, and bpb null (targets are not one contiguous text); for a classifier examples, "
                            "accuracy, macro_f1, loss.");
   options.add_options()
       ("checkpoint", "run directory (uses best/, else last/) or checkpoint directory", cxxopts::value<std::string>())
-      ("data", "prepared data directory; for a classifier a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
+      ("data", "prepared data directory (t5: token shards, scored by span corruption, or prepared pairs); for a "
+               "classifier a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
+      ("pairs", "t5: a .tsv/.jsonl pairs file to score (target perplexity)", cxxopts::value<std::string>())
+      ("batches", "t5 on token shards: span-corruption batches scored", cxxopts::value<int64_t>()->default_value("20"))
       ("split", "val|train", cxxopts::value<std::string>()->default_value("val"))
       ("text", "a UTF-8 text file to score instead of --data", cxxopts::value<std::string>())
       ("stride", "gpt: window stride in tokens (default: half the context)", cxxopts::value<int64_t>()->default_value("0"))
       ("pseudo", "bert: pseudo-perplexity, each token masked in turn (default: masked-token perplexity)")
-      ("seed", "bert: masking seed of masked-token perplexity", cxxopts::value<uint64_t>()->default_value("1234"))
+      ("seed", "bert: masking seed of masked-token perplexity; t5: span-corruption seed", cxxopts::value<uint64_t>()->default_value("1234"))
       ("batch-size", "windows (or examples) per forward pass", cxxopts::value<int64_t>()->default_value("8"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("auto"))
       ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value("fp32"))
@@ -125,6 +180,10 @@ int run_eval(int argc, char** argv) {
   AnyModel model = load_model(info, device);
   if (model.classifier) return eval_classifier(r, model.classifier, tokenizer, device);
   if (model.bert) return eval_bert(r, model.bert, info, tokenizer, device);
+  if (model.t5) {
+    if (r["batches"].as<int64_t>() <= 0) throw UsageError("--batches must be positive");
+    return eval_t5(r, model.t5, info, tokenizer, device);
+  }
   GPT gpt = require_gpt(model, "eval");
   return eval_gpt(r, gpt, tokenizer, checkpoint, device);
 }

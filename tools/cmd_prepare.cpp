@@ -1,5 +1,6 @@
-// lmzoo prepare: tokenise a corpus into train/val token shards with a manifest (see data/shards.h).
-// Leaves out: tsv pairs for seq2seq (the batchers read those directly) and incremental updates.
+// lmzoo prepare: tokenise a corpus into train/val token shards with a manifest (see data/shards.h), or
+// input/target pairs into a prepared pairs directory for seq2seq (see data/pairs.h).
+// Leaves out: incremental updates.
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -7,6 +8,7 @@
 
 #include <cxxopts.hpp>
 
+#include "data/pairs.h"
 #include "data/shards.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
@@ -14,13 +16,19 @@
 namespace lmzoo::cli {
 
 int run_prepare(int argc, char** argv) {
-  cxxopts::Options options("lmzoo prepare", "Tokenise documents (each followed by </s>) into memory-mapped token shards.");
+  cxxopts::Options options("lmzoo prepare",
+                           "Tokenise documents (each followed by </s>) into memory-mapped token shards, or with "
+                           "--pairs input/target pairs (each side followed by </s>) for seq2seq training.");
   options.add_options("Data")
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
       ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories; repeat or comma-separate",
        cxxopts::value<std::vector<std::string>>())
       ("o,out", "output data directory (shards, manifest.json, tokenizer.model)", cxxopts::value<std::string>())
-      ("val-fraction", "last fraction of the token stream held out for validation", cxxopts::value<double>()->default_value("0.1"))
+      ("pairs", "a pairs file instead of --input: .tsv (input<TAB>target per line) or .jsonl ({\"input\", \"target\"})",
+       cxxopts::value<std::string>())
+      ("max-input-len", "pairs: input tokens kept, </s> included", cxxopts::value<int64_t>()->default_value("512"))
+      ("max-target-len", "pairs: target tokens kept, </s> included", cxxopts::value<int64_t>()->default_value("128"))
+      ("val-fraction", "last fraction of the token stream (or of the pairs) held out for validation", cxxopts::value<double>()->default_value("0.1"))
       ("threads", "encoding threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
       ("h,help", "show this help");
   auto result = options.parse(argc, argv);
@@ -29,8 +37,26 @@ int run_prepare(int argc, char** argv) {
     return 0;
   }
   if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
-  for (const char* name : {"tokenizer", "input", "out"}) {
+  if (result.count("input") && result.count("pairs")) throw UsageError("give --input or --pairs, not both");
+  for (const char* name : {"tokenizer", result.count("pairs") ? "pairs" : "input", "out"}) {
     if (!result.count(name)) throw UsageError(std::string("missing --") + name);
+  }
+  if (result.count("pairs")) {
+    PreparePairsOptions p;
+    p.tokenizer = result["tokenizer"].as<std::string>();
+    p.pairs = result["pairs"].as<std::string>();
+    p.out_dir = result["out"].as<std::string>();
+    p.val_fraction = result["val-fraction"].as<double>();
+    p.max_input_len = result["max-input-len"].as<int64_t>();
+    p.max_target_len = result["max-target-len"].as<int64_t>();
+    if (!(p.val_fraction >= 0 && p.val_fraction < 1)) throw UsageError("--val-fraction must be in [0, 1)");
+    if (p.max_input_len < 2 || p.max_target_len < 2) {
+      throw UsageError("--max-input-len and --max-target-len must be at least 2 (a token and </s>)");
+    }
+    const PreparePairsResult r = prepare_pairs(p);
+    std::cout << "prepared pairs " << p.out_dir << ": train " << r.train_examples << " pairs, val " << r.val_examples
+              << " pairs, " << r.truncated << " truncated\n";
+    return 0;
   }
   PrepareOptions o;
   o.tokenizer = result["tokenizer"].as<std::string>();

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "data/labelled_text.h"
+#include "data/pairs.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
 #include "models/presets.h"
@@ -24,14 +25,17 @@ void override_from(const cxxopts::ParseResult& r, const std::string& flag, T& fi
 void add_options(cxxopts::Options& options) {
   const TrainConfig t;
   options.add_options("Model")
-      ("arch", "architecture: gpt|bert (default: the preset's or config's, else gpt)", cxxopts::value<std::string>())
-      ("objective", "causal (gpt) | mlm (bert) | classify (bert, with --init and labelled --data)", cxxopts::value<std::string>())
-      ("preset", "named preset (see lmzoo presets); default gpt-nano, or bert-tiny for --arch bert", cxxopts::value<std::string>())
+      ("arch", "architecture: gpt|bert|t5 (default: the preset's or config's, else gpt)", cxxopts::value<std::string>())
+      ("objective", "causal (gpt, default) | prefix (gpt, t5: prefix-LM) | mlm (bert, default) | classify (bert, "
+                    "with --init and labelled --data) | span (t5, default: span corruption) | seq2seq (t5, default "
+                    "on prepared pairs)", cxxopts::value<std::string>())
+      ("preset", "named preset (see lmzoo presets); default gpt-nano, bert-tiny for --arch bert, t5-small for --arch t5", cxxopts::value<std::string>())
       ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>())
-      ("n-layer", "number of blocks", cxxopts::value<int64_t>())
-      ("n-head", "attention heads", cxxopts::value<int64_t>())
-      ("d-model", "model width", cxxopts::value<int64_t>())
-      ("seq-len", "context length", cxxopts::value<int64_t>())
+      ("n-layer", "number of blocks (t5: both stacks unless --n-decoder-layer is given)", cxxopts::value<int64_t>())
+      ("n-decoder-layer", "t5: decoder blocks", cxxopts::value<int64_t>())
+      ("n-head", "attention heads (t5: head size becomes d_model / n_head)", cxxopts::value<int64_t>())
+      ("d-model", "model width (t5: feed-forward width becomes 4 * d_model, head size d_model / n_head)", cxxopts::value<int64_t>())
+      ("seq-len", "context length (t5: encoder input length of span corruption, prefix window, pair cut-off)", cxxopts::value<int64_t>())
       ("dropout", "dropout probability", cxxopts::value<double>())
       ("bias", "biases in linear layers and norms (true|false)", cxxopts::value<bool>()->implicit_value("true"));
   options.add_options("Data")
@@ -46,6 +50,9 @@ void add_options(cxxopts::Options& options) {
       ("random-rate", "of the selected: replaced by a random token (the rest kept)", cxxopts::value<double>()->default_value("0.1"))
       ("whole-word-mask", "select whole words rather than pieces")
       ("segment-pairs", "frame [CLS] A [SEP] B [SEP] with token types");
+  options.add_options("Span corruption (t5)")
+      ("noise-density", "fraction of tokens dropped into the targets", cxxopts::value<double>()->default_value("0.15"))
+      ("mean-span-length", "mean length of a noise span", cxxopts::value<double>()->default_value("3"));
   options.add_options("Training")
       ("batch-size", "sequences per micro-batch", cxxopts::value<int64_t>()->default_value(std::to_string(t.batch_size)))
       ("grad-accum", "micro-batches per optimizer step", cxxopts::value<int64_t>()->default_value(std::to_string(t.grad_accum)))
@@ -76,6 +83,16 @@ std::string requested_arch(const cxxopts::ParseResult& r) {
 }
 
 void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
+  if (model.arch == "t5") {
+    // --n-layer sets both stacks unless --n-decoder-layer is given; a new width or head count keeps T5's
+    // proportions (d_ff = 4 d_model, d_kv = d_model / n_head) rather than the preset's absolute sizes.
+    if (r.count("n-layer")) model.n_decoder_layer = 0;
+    if (r.count("d-model")) model.d_ff = 0;
+    if (r.count("d-model") || r.count("n-head")) model.head_dim = 0;
+    override_from(r, "n-decoder-layer", model.n_decoder_layer);
+  } else if (r.count("n-decoder-layer")) {
+    throw UsageError("--n-decoder-layer is for --arch t5 (a " + model.arch + " model has one stack)");
+  }
   override_from(r, "n-layer", model.n_layer);
   override_from(r, "n-head", model.n_head);
   override_from(r, "d-model", model.d_model);
@@ -87,9 +104,11 @@ void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
 ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {
   if (r.count("preset") && r.count("config")) throw UsageError("give --preset or --config, not both");
   const std::string arch = requested_arch(r);
-  if (arch != "gpt" && arch != "bert") throw UsageError("--arch " + arch + " is not one of gpt|bert");
-  ModelConfig model = find_preset(r.count("preset") ? r["preset"].as<std::string>()
-                                                    : arch == "bert" ? "bert-tiny" : "gpt-nano").config;
+  if (arch != "gpt" && arch != "bert" && arch != "t5") throw UsageError("--arch " + arch + " is not one of gpt|bert|t5");
+  ModelConfig model = find_preset(r.count("preset")  ? r["preset"].as<std::string>()
+                                  : arch == "bert" ? "bert-tiny"
+                                  : arch == "t5"   ? "t5-small"
+                                                   : "gpt-nano").config;
   if (r.count("config")) {
     model = load_model_config(r["config"].as<std::string>());
     if (model.vocab_size != 0 && model.vocab_size != tokenizer_vocab) {
@@ -129,6 +148,8 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("mlm-probability", t.mlm_probability);
   set("mask-rate", t.mask_rate);
   set("random-rate", t.random_rate);
+  set("noise-density", t.noise_density);
+  set("mean-span-length", t.mean_span_length);
   if (!only_given || r.count("whole-word-mask")) t.whole_word_mask = r.count("whole-word-mask") > 0;
   if (!only_given || r.count("segment-pairs")) t.segment_pairs = r.count("segment-pairs") > 0;
 }
@@ -202,7 +223,8 @@ int run_train(int argc, char** argv) {
     request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
                               : r.count("init")                   ? "classify"
                               : arch == "bert"                    ? "mlm"
-                                                                  : "causal";
+                              : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
+                                             : "causal";
     if (request.train.objective == "classify") {
       setup_classifier(r, request);
     } else {

@@ -1,5 +1,6 @@
-// Training tasks: causal windows (gpt), masked-LM batches (bert) and labelled-text batches (classifier),
-// all seeded pure functions of the step; the loss dispatch over model kinds.
+// Training tasks: causal windows (gpt), masked-LM batches (bert), labelled-text batches (classifier),
+// prefix-LM windows (gpt, t5), span corruption (t5) and prepared pairs (t5 seq2seq), all seeded pure
+// functions of the step; the loss dispatch over model kinds.
 #include "train/task.h"
 
 #include <algorithm>
@@ -9,7 +10,10 @@
 
 #include "data/batcher_causal.h"
 #include "data/batcher_mlm.h"
+#include "data/batcher_prefix.h"
+#include "data/batcher_span.h"
 #include "data/labelled_text.h"
+#include "data/pairs.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
 #include "train/device.h"
@@ -19,7 +23,8 @@ namespace lmzoo {
 
 TrainBatch TrainBatch::to(const torch::Device& device) const {
   auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device) : t; };
-  return {move(input_ids), move(labels), move(attention_mask), move(token_type_ids)};
+  return {move(input_ids),      move(labels),           move(attention_mask),
+          move(token_type_ids), move(decoder_input_ids), move(prefix_len)};
 }
 
 namespace {
@@ -162,6 +167,146 @@ class ClassifyTask : public TrainingTask {
   mutable std::vector<int64_t> order_;
 };
 
+TrainBatch from_seq2seq(const Seq2SeqBatch& b) {
+  TrainBatch t;
+  t.input_ids = b.input_ids;
+  t.attention_mask = b.attention_mask;
+  t.decoder_input_ids = b.decoder_input_ids;
+  t.labels = b.labels;
+  return t;
+}
+
+// Span corruption (T5): windows of the train split corrupted with noise spans; encoder inputs fill the
+// model's max_seq_len exactly. A fixed seeded sample of the val split.
+class SpanTask : public TrainingTask {
+ public:
+  SpanTask(const ModelConfig& model, const TrainConfig& config)
+      : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
+    SpanOptions options;
+    options.batch_size = config.batch_size;
+    options.input_length = model.max_seq_len;
+    options.noise_density = config.noise_density;
+    options.mean_noise_span_length = config.mean_span_length;
+    train_batcher_ = std::make_unique<SpanBatcher>(train_, options, config.seed);
+    const SpanLengths& lengths = train_batcher_->lengths();
+    if (val_.size() >= lengths.raw_length) {
+      val_batcher_ = std::make_unique<SpanBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
+      val_batches_ = config.eval_iters;
+    }
+    tokens_ = config.batch_size * (lengths.input_length + lengths.target_length);
+  }
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    return from_seq2seq(train_batcher_->batch(step, micro));
+  }
+  int64_t val_batches() const override { return val_batches_; }
+  TrainBatch val_batch(int64_t i) const override { return from_seq2seq(val_batcher_->batch(i, 0)); }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  TokenStream train_, val_;
+  std::unique_ptr<SpanBatcher> train_batcher_, val_batcher_;
+  int64_t val_batches_ = 0, tokens_ = 0;
+};
+
+// Prefix-LM: windows cut at a random point. gpt: one window of max_seq_len + 1 tokens, bidirectional
+// attention inside the prefix, loss only on the continuation. t5: the prefix (+ </s>) to the encoder,
+// the continuation (+ </s>) to the decoder, windows of max_seq_len - 1 tokens.
+class PrefixTask : public TrainingTask {
+ public:
+  PrefixTask(const ModelConfig& model, const TrainConfig& config)
+      : decoder_only_(model.arch == "gpt"),
+        train_(TokenStream::open(config.data_dir, "train")),
+        val_(TokenStream::open(config.data_dir, "val")) {
+    PrefixOptions options;
+    options.batch_size = config.batch_size;
+    options.seq_len = model.max_seq_len;
+    train_batcher_ = std::make_unique<PrefixBatcher>(train_, options, config.seed);
+    if (val_.size() >= model.max_seq_len + 1) {
+      val_batcher_ = std::make_unique<PrefixBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
+      val_batches_ = config.eval_iters;
+    }
+    tokens_ = config.batch_size * model.max_seq_len;
+  }
+  TrainBatch train_batch(int64_t step, int64_t micro) const override { return make(*train_batcher_, step, micro); }
+  int64_t val_batches() const override { return val_batches_; }
+  TrainBatch val_batch(int64_t i) const override { return make(*val_batcher_, i, 0); }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  TrainBatch make(const PrefixBatcher& batcher, int64_t step, int64_t micro) const {
+    if (!decoder_only_) return from_seq2seq(batcher.seq2seq_batch(step, micro));
+    auto b = batcher.decoder_only_batch(step, micro);
+    TrainBatch t;
+    t.input_ids = b.inputs;
+    t.labels = b.targets;
+    t.prefix_len = b.prefix_len;
+    return t;
+  }
+  bool decoder_only_;
+  TokenStream train_, val_;
+  std::unique_ptr<PrefixBatcher> train_batcher_, val_batcher_;
+  int64_t val_batches_ = 0, tokens_ = 0;
+};
+
+// Supervised pairs (t5 seq2seq): the prepared train pairs visited in a fresh seeded permutation each
+// epoch, cut to the model's max_seq_len on both sides (</s> kept last); the val pairs in order.
+class Seq2SeqTask : public TrainingTask {
+ public:
+  Seq2SeqTask(const ModelConfig& model, const TrainConfig& config)
+      : batch_size_(config.batch_size), grad_accum_(config.grad_accum), seed_(config.seed) {
+    train_ = fit(load_pairs(config.data_dir, "train"), model.max_seq_len);
+    val_ = fit(load_pairs(config.data_dir, "val"), model.max_seq_len);
+    if (train_.empty()) throw std::runtime_error(config.data_dir + " has no training pairs");
+    tokens_ = 0;
+    for (const auto& e : train_) tokens_ += int64_t(e.inputs.size() + e.targets.size());
+    tokens_ = batch_size_ * tokens_ / int64_t(train_.size());  // the mean pair, times the batch
+  }
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    const int64_t n = int64_t(train_.size());
+    std::vector<Seq2SeqExample> rows;
+    for (int64_t j = 0; j < batch_size_; ++j) {
+      const int64_t i = (step * grad_accum_ + micro) * batch_size_ + j;  // position in the endless stream
+      rows.push_back(train_[size_t(epoch_order(i / n)[size_t(i % n)])]);
+    }
+    return from_seq2seq(collate_seq2seq(rows));
+  }
+  int64_t val_batches() const override { return (int64_t(val_.size()) + batch_size_ - 1) / batch_size_; }
+  TrainBatch val_batch(int64_t i) const override {
+    const auto begin = val_.begin() + i * batch_size_;
+    const auto end = val_.begin() + std::min<int64_t>((i + 1) * batch_size_, int64_t(val_.size()));
+    return from_seq2seq(collate_seq2seq(std::vector<Seq2SeqExample>(begin, end)));
+  }
+  int64_t tokens_per_batch() const override { return tokens_; }
+
+ private:
+  static std::vector<Seq2SeqExample> fit(std::vector<Seq2SeqExample> examples, int64_t max_len) {
+    for (auto& e : examples) {
+      for (auto* side : {&e.inputs, &e.targets}) {
+        if (int64_t(side->size()) > max_len) {
+          side->resize(size_t(max_len));
+          side->back() = special::kEos;
+        }
+      }
+    }
+    return examples;
+  }
+  const std::vector<int64_t>& epoch_order(int64_t epoch) const {
+    if (epoch != cached_epoch_) {
+      order_.resize(train_.size());
+      std::iota(order_.begin(), order_.end(), 0);
+      std::mt19937_64 rng(mix_seed(seed_, uint64_t(epoch), 0x5E02));
+      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);  // Fisher-Yates
+      cached_epoch_ = epoch;
+    }
+    return order_;
+  }
+  std::vector<Seq2SeqExample> train_, val_;
+  int64_t batch_size_, grad_accum_, tokens_ = 0;
+  uint64_t seed_;
+  mutable int64_t cached_epoch_ = -1;
+  mutable std::vector<int64_t> order_;
+};
+
 }  // namespace
 
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
@@ -173,6 +318,12 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
                                   (model.labels.empty() ? "" : " classifier") + " model");
     }
   };
+  const bool pairs = (objective == "seq2seq" || objective == "span" || objective == "prefix" ||
+                      objective == "causal" || objective == "mlm") && is_pairs_dir(config.data_dir);
+  if (pairs && objective != "seq2seq") {
+    throw std::invalid_argument(config.data_dir + " holds prepared pairs, which train --objective seq2seq (t5); '" +
+                                objective + "' reads token shards (lmzoo prepare --input)");
+  }
   if (objective == "causal") {
     require_arch(model.arch == "gpt", "gpt");
     return std::make_unique<CausalTask>(model, config);
@@ -185,11 +336,31 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
     require_arch(model.arch == "bert" && !model.labels.empty(), "a bert classifier (with labels)");
     return std::make_unique<ClassifyTask>(model, config, tokenizer_model);
   }
+  if (objective == "span") {
+    require_arch(model.arch == "t5", "t5");
+    return std::make_unique<SpanTask>(model, config);
+  }
+  if (objective == "prefix") {
+    require_arch(model.arch == "gpt" || model.arch == "t5", "gpt or t5");
+    return std::make_unique<PrefixTask>(model, config);
+  }
+  if (objective == "seq2seq") {
+    require_arch(model.arch == "t5", "t5");
+    if (!is_pairs_dir(config.data_dir)) {
+      throw std::invalid_argument(config.data_dir + " holds no prepared pairs; --objective seq2seq trains on "
+                                  "lmzoo prepare --pairs FILE output");
+    }
+    return std::make_unique<Seq2SeqTask>(model, config);
+  }
   throw std::invalid_argument("unknown objective '" + objective + "'");
 }
 
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
-  if (model.gpt) return next_token_loss(model.gpt->forward(batch.input_ids), batch.labels);
+  if (model.gpt) return next_token_loss(model.gpt->forward(batch.input_ids, nullptr, batch.prefix_len), batch.labels);
+  if (model.t5) {
+    return next_token_loss(model.t5->forward(batch.input_ids, batch.attention_mask, batch.decoder_input_ids),
+                           batch.labels);
+  }
   if (model.bert) return masked_lm_loss(model.bert, batch.input_ids, batch.attention_mask, batch.token_type_ids,
                                         batch.labels);
   return classification_loss(model.classifier->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids),

@@ -19,6 +19,9 @@ struct TrainBatch {
   torch::Tensor labels;          // (B, T) int64 target ids, -1 where not scored; (B,) class ids for classify
   torch::Tensor attention_mask;  // (B, T) int64, 1 real / 0 pad (bert)
   torch::Tensor token_type_ids;  // (B, T) int64 (bert)
+  torch::Tensor decoder_input_ids;  // (B, T) int64 (t5): labels shifted right after the start id; then
+                                    // input_ids / attention_mask are the encoder's (B, S) and labels (B, T)
+  torch::Tensor prefix_len;         // (B,) int64 (gpt prefix-LM): positions < prefix_len attend bidirectionally
   TrainBatch to(const torch::Device& device) const;
 };
 
@@ -40,8 +43,9 @@ class TrainingTask {
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
                                         const std::string& tokenizer_model);
 
-// Mean loss of a batch: next-token cross-entropy (gpt), masked-token cross-entropy over the selected
-// positions (bert), or class cross-entropy (bert-classifier).
+// Mean loss of a batch: next-token cross-entropy over the scored positions (gpt; with prefix_len the
+// prefix-LM mask), masked-token cross-entropy over the selected positions (bert), class cross-entropy
+// (bert-classifier), or target cross-entropy over the non-pad labels (t5).
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
 
 // Mean task_loss over the validation sample, weighted by rows, in eval mode and without gradients.

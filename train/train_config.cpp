@@ -12,8 +12,10 @@ void require(bool ok, const std::string& message) {
 }  // namespace
 
 void TrainConfig::validate() const {
-  require(objective == "causal" || objective == "mlm" || objective == "classify",
-          "objective '" + objective + "' is not available (this lmzoo trains: causal, mlm, classify)");
+  require(objective == "causal" || objective == "mlm" || objective == "classify" || objective == "span" ||
+              objective == "prefix" || objective == "seq2seq",
+          "objective '" + objective + "' is not available (this lmzoo trains: causal, mlm, classify, span, prefix, "
+          "seq2seq)");
   require(batch_size > 0, "batch_size must be positive");
   require(grad_accum > 0, "grad_accum must be positive");
   require(steps > 0, "steps must be positive");
@@ -33,6 +35,8 @@ void TrainConfig::validate() const {
   require(in01(mlm_probability) && mlm_probability > 0, "mlm_probability must be in (0, 1]");
   require(in01(mask_rate) && in01(random_rate) && mask_rate + random_rate <= 1.0,
           "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
+  require(noise_density > 0 && noise_density < 1, "noise_density must be in (0, 1)");
+  require(mean_span_length >= 1, "mean_span_length must be >= 1");
 }
 
 }  // namespace lmzoo

@@ -8,8 +8,9 @@
 namespace lmzoo {
 
 struct TrainConfig {
-  std::string objective = "causal";  // causal (gpt) | mlm (bert) | classify (bert with labels)
-  std::string data_dir;              // prepared shards; for classify a labelled .tsv/.jsonl file
+  // causal (gpt) | mlm (bert) | classify (bert with labels) | span (t5) | prefix (gpt, t5) | seq2seq (t5)
+  std::string objective = "causal";
+  std::string data_dir;              // prepared shards (seq2seq: prepared pairs); classify: a labelled file
   std::string val_data;              // classify: labelled validation file (empty: no validation)
   std::string init_checkpoint;       // classify: the pretrained checkpoint the encoder started from
   std::string out_dir;
@@ -36,6 +37,9 @@ struct TrainConfig {
   double random_rate = 0.1;
   bool whole_word_mask = false;
   bool segment_pairs = false;  // [CLS] A [SEP] B [SEP] with token types, cut at a random point
+  // Span corruption (T5): fraction of tokens dropped into the targets, mean length of a noise span.
+  double noise_density = 0.15;
+  double mean_span_length = 3.0;
 
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
@@ -45,6 +49,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir
                                                 batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,
                                                 weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
                                                 log_interval, seed, device, precision, mlm_probability, mask_rate,
-                                                random_rate, whole_word_mask, segment_pairs)
+                                                random_rate, whole_word_mask, segment_pairs,
+                                                noise_density, mean_span_length)
 
 }  // namespace lmzoo
