@@ -18,20 +18,22 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
   auto linear = [&](int64_t in, int64_t out, bool bias) {
     return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
   };
-  word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.vocab_size, d));
+  word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.padded_vocab(), d));
   if (config.position == "learned") {
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
   }
+  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, d);
+  if (uses_attention_bias(config)) attn_bias = register_module("attn_bias", AttentionBias(config, true));
   token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
   emb_ln = register_module("emb_ln", make_norm(config));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
-  if (config.norm_position == "pre") ln_f = register_module("ln_f", make_norm(config));
+  if (config.norm_position == "pre" && config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   mlm_dense = register_module("mlm_dense", linear(d, d, config.bias));
   mlm_ln = register_module("mlm_ln", make_norm(config));
-  if (!config.tie_embeddings) mlm_decoder = register_module("mlm_decoder", linear(d, config.vocab_size, false));
-  mlm_bias = register_parameter("mlm_bias", torch::zeros({config.vocab_size}));
+  if (!config.tie_embeddings) mlm_decoder = register_module("mlm_decoder", linear(d, config.padded_vocab(), false));
+  mlm_bias = register_parameter("mlm_bias", torch::zeros({config.padded_vocab()}));
   pooler = register_module("pooler", linear(d, d, config.bias));
   init_weights();
 }
@@ -43,7 +45,9 @@ void BertImpl::init_weights() {
   const double residual_std = config_.init == "gpt2" ? 0.02 / std::sqrt(2.0 * config_.n_layer) : 0.02;
   for (auto& item : named_parameters()) {
     auto& p = item.value();
-    if (p.dim() >= 2) {
+    if (ends_with(item.key(), "rel_bias.weight")) {
+      p.normal_(0.0, 1.0 / std::sqrt(double(config_.d_model)));  // T5's relative bias init
+    } else if (p.dim() >= 2) {
       p.normal_(0.0, ends_with(item.key(), "c_proj.weight") ? residual_std : 0.02);
     } else if (!ends_with(item.key(), "weight")) {
       p.zero_();  // biases; the only 1-D weights are norm gains, left at 1
@@ -58,6 +62,7 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   TORCH_CHECK(T <= config_.max_seq_len, "sequence length ", T, " exceeds the model's maximum ", config_.max_seq_len);
   auto x = word_embeddings(input_ids);  // (B, T, C)
   if (position_embeddings) x = x + position_embeddings->weight.slice(0, 0, T);  // (T, C) broadcast over B
+  if (sinusoid_.defined()) x = x + sinusoid_.slice(0, 0, T).to(x.device(), x.scalar_type());  // (T, C)
   if (token_type_ids.defined()) {
     TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
                 input_ids.sizes(), ", got ", token_type_ids.sizes());
@@ -72,13 +77,17 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
                 input_ids.sizes(), ", got ", attention_mask.sizes());
     blocked = (attention_mask == 0).view({B, 1, 1, T});  // (B, 1, 1, T): pad keys, for every head and query
   }
-  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, blocked);
+  // alibi / relative: (1, nh, T, T) score bias; undefined otherwise.
+  auto position_bias = attn_bias ? attn_bias(T, T, 0, input_ids.device()) : torch::Tensor();
+  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, blocked, nullptr, position_bias);
   return ln_f ? ln_f(x) : x;
 }
 
 torch::Tensor BertImpl::mlm_logits(const torch::Tensor& hidden) {
   auto x = mlm_ln(apply_activation(mlm_dense(hidden), config_.activation));  // (B, T, C)
-  return torch::matmul(x, decoder_weight().t()) + mlm_bias;                   // (B, T, V)
+  auto logits = torch::matmul(x, decoder_weight().t()) + mlm_bias;            // (B, T, padded V)
+  if (config_.padded_vocab() == config_.vocab_size) return logits;
+  return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)
 }
 
 torch::Tensor BertImpl::pool(const torch::Tensor& hidden) {

@@ -1,11 +1,13 @@
-// BERT-style encoder-only model: word + learned position + token-type embeddings, embedding norm,
-// bidirectional blocks over a padding mask, MLM head tied to the word embeddings, [CLS] pooler.
+// BERT-style encoder-only model: word + position (learned or sinusoidal; rope, alibi and relative act in
+// attention) + token-type embeddings, embedding norm, bidirectional blocks over a padding mask, MLM head
+// tied to the word embeddings (rows padded to vocab_multiple), [CLS] pooler.
 // Leaves out: the loss (train/), next-sentence prediction and task heads (classifiers).
 #pragma once
 #include <torch/torch.h>
 
 #include "models/blocks.h"
 #include "models/config.h"
+#include "models/layers/positions.h"
 
 namespace lmzoo {
 
@@ -28,25 +30,27 @@ class BertImpl : public torch::nn::Module {
   // The two heads applied to hidden states (B, T, C): MLM logits (B, T, V) and pooled output (B, C).
   torch::Tensor mlm_logits(const torch::Tensor& hidden);
   torch::Tensor pool(const torch::Tensor& hidden);
-  // (V, C): the word embedding matrix when tied, else mlm_decoder's weight.
+  // (padded V, C): the word embedding matrix when tied, else mlm_decoder's weight.
   torch::Tensor decoder_weight() const { return mlm_decoder ? mlm_decoder->weight : word_embeddings->weight; }
 
   const ModelConfig& config() const { return config_; }
 
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
+  AttentionBias attn_bias{nullptr};  // alibi and relative positions only
   Norm emb_ln{nullptr};
   torch::nn::Dropout emb_dropout{nullptr};
   torch::nn::ModuleList h{nullptr};
-  Norm ln_f{nullptr};  // pre-norm only: normalises the last block's output
+  Norm ln_f{nullptr};  // pre-norm with final_norm only: normalises the last block's output
   torch::nn::Linear mlm_dense{nullptr};
   Norm mlm_ln{nullptr};
   torch::nn::Linear mlm_decoder{nullptr};  // null when tied (tie_embeddings)
-  torch::Tensor mlm_bias;                  // (V,) output bias of the MLM decoder, always present
+  torch::Tensor mlm_bias;                  // (padded V,) output bias of the MLM decoder, always present
   torch::nn::Linear pooler{nullptr};
 
  private:
   void init_weights();
   ModelConfig config_;
+  torch::Tensor sinusoid_;  // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(Bert);
 

@@ -1,6 +1,8 @@
 // BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes) and the parameter formula.
 #include "models/bert_presets.h"
 
+#include "models/layer_parameter_count.h"
+
 namespace lmzoo {
 
 namespace {
@@ -40,17 +42,15 @@ const std::vector<Preset>& bert_presets() {
 }
 
 int64_t count_bert_parameters(const ModelConfig& c, bool with_pooler, bool with_mlm_head) {
-  const int64_t d = c.d_model, ff = c.ff_dim(), V = c.vocab_size, bias = c.bias ? 1 : 0;
-  const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
-  const int64_t dense = d * d + d * bias;                              // mlm_dense, pooler
-  const int64_t attention = 4 * d * d + 4 * d * bias;                  // c_attn + c_proj
-  const int64_t mlp = 2 * d * ff + (ff + d) * bias;                    // c_fc + c_proj
-  int64_t total = V * d + c.type_vocab_size * d + norm;               // word, token type, emb_ln
-  if (c.position == "learned") total += c.max_seq_len * d;             // position table
-  total += c.n_layer * (2 * norm + attention + mlp);                  // blocks
-  if (c.norm_position == "pre") total += norm;                        // ln_f
+  namespace count = parameter_count;
+  const int64_t d = c.d_model, V = c.padded_vocab(), bias = c.bias ? 1 : 0;
+  const int64_t dense = d * d + d * bias;                                    // mlm_dense, pooler
+  int64_t total = V * d + c.type_vocab_size * d + count::norm(c);           // word, token type, emb_ln
+  total += count::positions(c);                                              // position or bias table
+  total += c.n_layer * (2 * count::norm(c) + count::self_attention(c) + count::feed_forward(c));  // blocks
+  if (c.norm_position == "pre" && c.final_norm) total += count::norm(c);   // ln_f
   if (with_pooler) total += dense;
-  if (with_mlm_head) total += dense + norm + V + (c.tie_embeddings ? 0 : V * d);
+  if (with_mlm_head) total += dense + count::norm(c) + V + (c.tie_embeddings ? 0 : V * d);
   return total;
 }
 

@@ -31,6 +31,9 @@ void ModelConfig::validate() const {
   require(n_decoder_layer >= 0, "n_decoder_layer must be >= 0 (0 means n_layer)");
   require(t5 || n_decoder_layer == 0, "n_decoder_layer is for arch t5 only (arch is " + arch + ")");
   require(n_head > 0, "n_head must be positive");
+  require(n_kv_heads >= 0 && (n_kv_heads == 0 || n_head % n_kv_heads == 0),
+          "n_kv_heads (" + std::to_string(n_kv_heads) + ") must divide n_head (" + std::to_string(n_head) +
+              "); 0 means n_head");
   require(head_dim >= 0, "head_dim must be >= 0 (0 means d_model / n_head)");
   if (head_dim == 0) {
     require(d_model > 0 && d_model % n_head == 0,
@@ -42,7 +45,7 @@ void ModelConfig::validate() const {
             "head_dim * n_head must equal d_model (" + std::to_string(d_model) + ") for arch " + arch +
                 "; other head sizes are for arch t5 only");
   }
-  require(d_ff >= 0, "d_ff must be >= 0 (0 means 4 * d_model)");
+  require(d_ff >= 0, "d_ff must be >= 0 (0 derives it from d_model)");
   require(max_seq_len > 0, "max_seq_len must be positive");
   require(type_vocab_size > 0, "type_vocab_size must be positive");
   require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1)");
@@ -50,11 +53,13 @@ void ModelConfig::validate() const {
   require_one_of("norm", norm, {"layernorm", "rmsnorm"});
   require_one_of("norm_position", norm_position, {"pre", "post"});
   require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu", "geglu", "swiglu"});
-  require(t5 || !gated_ffn(), "activation '" + activation + "' (gated feed-forward) is for arch t5 only");
-  require_one_of("position", position, {"learned", "none", "relative"});
-  require(t5 == (position == "relative"),
-          t5 ? "arch t5 needs position 'relative' (got '" + position + "')"
-             : "position 'relative' is for arch t5 only (arch is " + arch + ")");
+  require_one_of("position", position, {"learned", "sinusoidal", "rope", "alibi", "relative", "none"});
+  require(!t5 || position == "relative", "arch t5 needs position 'relative' (got '" + position + "')");
+  require(position != "rope" || head_size() % 2 == 0,
+          "position 'rope' needs an even head size (got " + std::to_string(head_size()) + ")");
+  require(position != "sinusoidal" || d_model % 2 == 0, "position 'sinusoidal' needs an even d_model");
+  require(rope_base > 1.0, "rope_base must be > 1");
+  require(vocab_multiple >= 1, "vocab_multiple must be >= 1 (1: no padding)");
   require(relative_buckets >= 4 && relative_buckets % 2 == 0,
           "relative_buckets must be an even number >= 4 (half of them per direction in the encoder)");
   require(relative_max_distance > relative_buckets / 2,
@@ -68,6 +73,13 @@ void ModelConfig::validate() const {
   require(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size(), "labels must be distinct");
 }
 
+int64_t ModelConfig::ff_dim() const {
+  if (d_ff > 0) return d_ff;
+  if (!gated_ffn()) return 4 * d_model;
+  const int64_t m = kGatedFeedForwardMultiple;
+  return (8 * d_model / 3 + m - 1) / m * m;  // LLaMA: 2/3 of 4 d_model, so gated and plain cost the same
+}
+
 double ModelConfig::attention_scale() const { return arch == "t5" ? 1.0 : 1.0 / std::sqrt(double(head_size())); }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
@@ -76,7 +88,10 @@ ModelConfig model_config_from_json(const nlohmann::json& j) {
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) throw std::invalid_argument("model config: unknown field '" + item.key() + "'");
   }
-  return j.get<ModelConfig>();
+  ModelConfig config = j.get<ModelConfig>();
+  // Before version 3, d_ff 0 meant 4 * d_model for every activation.
+  if (config.format_version < 3 && config.d_ff == 0) config.d_ff = 4 * config.d_model;
+  return config;
 }
 
 ModelConfig load_model_config(const std::string& path) {

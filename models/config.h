@@ -9,8 +9,12 @@
 
 namespace lmzoo {
 
-// 2: T5 fields (n_decoder_layer, head_dim, relative_buckets, relative_max_distance); version-1 files still load.
-constexpr int kModelConfigFormatVersion = 2;
+// 2: T5 fields (n_decoder_layer, head_dim, relative_buckets, relative_max_distance).
+// 3: variant fields (n_kv_heads, rope_base, final_norm, vocab_multiple); d_ff 0 means 8/3 d_model for
+// gated feed-forwards (4 d_model in older files). Older files still load.
+constexpr int kModelConfigFormatVersion = 3;
+// Derived gated feed-forward widths (8/3 d_model) are rounded up to a multiple of this.
+constexpr int64_t kGatedFeedForwardMultiple = 64;
 
 struct ModelConfig {
   int format_version = kModelConfigFormatVersion;
@@ -19,9 +23,10 @@ struct ModelConfig {
   int64_t n_layer = 4;               // t5: encoder layers
   int64_t n_decoder_layer = 0;       // t5 only: decoder layers (0: n_layer)
   int64_t n_head = 4;
+  int64_t n_kv_heads = 0;            // key/value heads (grouped-query attention; 1: multi-query); 0: n_head
   int64_t d_model = 128;
   int64_t head_dim = 0;              // per-head size (T5's d_kv); 0: d_model / n_head. Other values: t5 only
-  int64_t d_ff = 0;                  // 0: 4 * d_model
+  int64_t d_ff = 0;                  // 0: 4 * d_model, gated: 8/3 * d_model rounded up to a multiple of 64
   int64_t max_seq_len = 64;          // context length (learned position table size; t5: input length)
   int64_t type_vocab_size = 2;       // bert: token-type (segment) embeddings; unused by gpt
   double dropout = 0.0;              // attention, residual and embedding dropout
@@ -30,18 +35,25 @@ struct ModelConfig {
   std::string norm = "layernorm";    // layernorm | rmsnorm
   std::string norm_position = "pre";  // pre | post
   double norm_eps = 1e-5;
-  // relu | gelu | gelu-tanh | silu; t5 also: geglu (gelu-tanh gate, T5 v1.1 "gated-gelu") | swiglu
-  // (silu gate). Gated: act(c_fc x) * c_fc_lin x -> c_proj.
+  bool final_norm = true;            // a norm after the last block (gpt, t5; bert pre-norm)
+  // relu | gelu | gelu-tanh | silu | geglu (gelu-tanh gate, T5 v1.1 "gated-gelu") | swiglu (silu gate).
+  // Gated: act(c_fc x) * c_fc_lin x -> c_proj.
   std::string activation = "gelu";
-  std::string position = "learned";  // learned | none (gpt, bert) | relative (t5: bucketed bias per head)
+  // learned | sinusoidal | rope | alibi | relative (bucketed bias per head) | none; t5: relative only
+  std::string position = "learned";
+  double rope_base = 10000.0;        // rope: frequencies base^(-2i / head size)
   int64_t relative_buckets = 32;     // relative position buckets (t5)
   int64_t relative_max_distance = 128;  // distances from here on share the last bucket (t5)
   std::string init = "gpt2";         // gpt2 (scaled residual projections) | bert (all N(0, 0.02)) | t5
   std::vector<std::string> labels;   // bert: non-empty makes a sequence classifier over these labels
+  int64_t vocab_multiple = 1;        // embedding and output rows padded to a multiple; logits keep vocab_size
 
-  int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+  int64_t ff_dim() const;
+  int64_t kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_head; }
+  int64_t kv_dim() const { return kv_heads() * head_size(); }  // width of k and of v (all kv heads)
+  int64_t padded_vocab() const { return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple; }
   int64_t head_size() const { return head_dim > 0 ? head_dim : d_model / n_head; }
-  int64_t attn_dim() const { return n_head * head_size(); }  // width of q, k, v (all heads)
+  int64_t attn_dim() const { return n_head * head_size(); }  // width of q (all heads)
   int64_t decoder_layers() const { return n_decoder_layer > 0 ? n_decoder_layer : n_layer; }
   bool gated_ffn() const { return activation == "geglu" || activation == "swiglu"; }
   // Factor on the attention scores q.k: 1/sqrt(hs), except T5, which folds it into the q init.
@@ -51,10 +63,10 @@ struct ModelConfig {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelConfig, format_version, arch, vocab_size, n_layer,
-                                                n_decoder_layer, n_head, d_model, head_dim, d_ff, max_seq_len,
-                                                type_vocab_size, dropout, bias, tie_embeddings, norm, norm_position,
-                                                norm_eps, activation, position, relative_buckets,
-                                                relative_max_distance, init, labels)
+                                                n_decoder_layer, n_head, n_kv_heads, d_model, head_dim, d_ff,
+                                                max_seq_len, type_vocab_size, dropout, bias, tie_embeddings, norm,
+                                                norm_position, norm_eps, final_norm, activation, position, rope_base,
+                                                relative_buckets, relative_max_distance, init, labels, vocab_multiple)
 
 // Parses a config JSON object, rejecting unknown keys and newer format versions.
 ModelConfig model_config_from_json(const nlohmann::json& j);

@@ -10,17 +10,19 @@ namespace lmzoo {
 
 GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
   config_.validate();
-  wte = register_module("wte", torch::nn::Embedding(config.vocab_size, config.d_model));
+  wte = register_module("wte", torch::nn::Embedding(config.padded_vocab(), config.d_model));
   if (config.position == "learned") {
     wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
   }
+  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
+  if (uses_attention_bias(config)) attn_bias = register_module("attn_bias", AttentionBias(config, false));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
-  ln_f = register_module("ln_f", make_norm(config));
+  if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   if (!config.tie_embeddings) {
     lm_head = register_module(
-        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.padded_vocab()).bias(false)));
   }
   causal_blocked_ = torch::ones({config.max_seq_len, config.max_seq_len}, torch::kBool).triu(1);
   init_weights();
@@ -33,6 +35,10 @@ void GPTImpl::init_weights() {
     const auto& name = item.key();
     auto& p = item.value();
     if (p.dim() < 2) continue;  // norm weights stay 1, biases 0 from their constructors
+    if (name.find("rel_bias") != std::string::npos) {
+      p.normal_(0.0, 1.0 / std::sqrt(double(config_.d_model)));  // T5's relative bias init
+      continue;
+    }
     const bool residual_projection = config_.init == "gpt2" && name.size() > 13 &&
                                      name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
     p.normal_(0.0, residual_projection ? residual_std : 0.02);
@@ -52,6 +58,7 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
               config_.max_seq_len);
   auto x = wte(idx);  // (B, T, C)
   if (wpe) x = x + wpe->weight.slice(0, P, P + T);  // (T, C) broadcast over B
+  if (sinusoid_.defined()) x = x + sinusoid_.slice(0, P, P + T).to(x.device(), x.scalar_type());  // (T, C)
   x = emb_dropout(x);
   // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
   auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);
@@ -66,15 +73,19 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
     auto query_in_prefix = pos.view({1, T, 1}) < prefix_len.view({-1, 1, 1});  // (B, T, 1)
     blocked = (blocked.unsqueeze(0) & ~(key_in_prefix & query_in_prefix)).unsqueeze(1);  // (B, 1, T, T)
   }
+  // alibi / relative: (1, nh, T, P+T) score bias; undefined otherwise.
+  auto position_bias = attn_bias ? attn_bias(T, P + T, P, idx.device()) : torch::Tensor();
   for (size_t i = 0; i < h->size(); ++i) {
-    x = h->at<TransformerBlockImpl>(i).forward(x, blocked, cache ? &(*cache)[i] : nullptr);
+    x = h->at<TransformerBlockImpl>(i).forward(x, blocked, cache ? &(*cache)[i] : nullptr, position_bias);
   }
-  return ln_f(x);
+  return ln_f ? ln_f(x) : x;
 }
 
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
-  auto x = hidden_states(idx, cache, prefix_len);       // (B, T, C)
-  return fast_linear(x, lm_head_weight());              // (B, T, V)
+  auto x = hidden_states(idx, cache, prefix_len);   // (B, T, C)
+  auto logits = fast_linear(x, lm_head_weight());   // (B, T, padded V)
+  if (config_.padded_vocab() == config_.vocab_size) return logits;
+  return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)
 }
 
 }  // namespace lmzoo

@@ -1,5 +1,6 @@
-// GPT-style decoder-only language model: token (+ learned position) embeddings, causal blocks,
-// final norm, LM head (tied to the token embeddings by default). Returns logits; no loss here.
+// GPT-style decoder-only language model: token embeddings (+ learned or sinusoidal positions; rope, alibi
+// and relative positions act inside attention), causal blocks, optional final norm, LM head (tied to the
+// token embeddings by default; rows padded to vocab_multiple). Returns logits; no loss here.
 #pragma once
 #include <vector>
 
@@ -7,6 +8,7 @@
 
 #include "models/blocks.h"
 #include "models/config.h"
+#include "models/layers/positions.h"
 
 namespace lmzoo {
 
@@ -24,21 +26,24 @@ class GPTImpl : public torch::nn::Module {
   // Final hidden states (B, T, C) before the LM head.
   torch::Tensor hidden_states(const torch::Tensor& idx, KVCache* cache = nullptr,
                               const torch::Tensor& prefix_len = torch::Tensor());
+  // (padded V, C): rows past vocab_size are padding, never scored.
   torch::Tensor lm_head_weight() const { return lm_head ? lm_head->weight : wte->weight; }
 
   const ModelConfig& config() const { return config_; }
   KVCache new_cache() const { return KVCache(config_.n_layer); }
 
-  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};  // wpe: learned positions only
+  AttentionBias attn_bias{nullptr};                 // alibi and relative positions only
   torch::nn::Dropout emb_dropout{nullptr};
   torch::nn::ModuleList h{nullptr};
-  Norm ln_f{nullptr};
+  Norm ln_f{nullptr};                  // null without a final norm
   torch::nn::Linear lm_head{nullptr};  // null when tied
 
  private:
   void init_weights();
   ModelConfig config_;
   torch::Tensor causal_blocked_;  // (L, L) bool, true above the diagonal
+  torch::Tensor sinusoid_;        // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(GPT);
 

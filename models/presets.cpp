@@ -1,9 +1,12 @@
-// Named presets: gpt-nano (nanoGPT's CPU "baby" shape) and the GPT-2 family (bias, GELU tanh).
+// Named presets: gpt-nano (nanoGPT's CPU "baby" shape), the GPT-2 family (bias, GELU tanh), and the
+// Llama, BERT and T5 presets of their own files; the parameter count of any config.
 #include "models/presets.h"
 
 #include <stdexcept>
 
 #include "models/bert_presets.h"
+#include "models/layer_parameter_count.h"
+#include "models/llama_presets.h"
 #include "models/t5_presets.h"
 
 namespace lmzoo {
@@ -45,6 +48,7 @@ const std::vector<Preset>& all_presets() {
       {"gpt2-large", "GPT-2 large: 36 layers, 20 heads, d 1280", gpt2_shape(36, 20, 1280)},
       {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600)},
     };
+    for (const auto& p : llama_presets()) all.push_back(p);
     for (const auto& p : bert_presets()) all.push_back(p);
     for (const auto& p : t5_presets()) all.push_back(p);
     return all;
@@ -64,19 +68,19 @@ const Preset& find_preset(const std::string& name) {
 int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
   if (c.arch == "t5") return count_t5_parameters(c);  // relative bias: no position table
   if (c.arch == "bert") {
-    const int64_t positions = c.position == "learned" && !include_position_embeddings ? c.max_seq_len * c.d_model : 0;
+    const bool drop_table = c.position == "learned" && !include_position_embeddings;
+    const int64_t positions = drop_table ? parameter_count::positions(c) : 0;
     const int64_t n_labels = int64_t(c.labels.size());
     const int64_t head = n_labels ? c.d_model * n_labels + n_labels : 0;  // classifier
     return count_bert_parameters(c, /*with_pooler=*/true, /*with_mlm_head=*/true) + head - positions;
   }
-  const int64_t d = c.d_model, ff = c.ff_dim(), bias = c.bias ? 1 : 0;
-  const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
-  const int64_t attention = d * 3 * d + 3 * d * bias + d * d + d * bias;
-  const int64_t mlp = d * ff + ff * bias + ff * d + d * bias;
-  int64_t total = c.n_layer * (2 * norm + attention + mlp) + norm;  // blocks + ln_f
-  total += c.vocab_size * d;                                        // wte
-  if (!c.tie_embeddings) total += c.vocab_size * d;                 // lm_head
-  if (c.position == "learned" && include_position_embeddings) total += c.max_seq_len * d;
+  namespace count = parameter_count;
+  const int64_t V = c.padded_vocab(), d = c.d_model;
+  int64_t total = c.n_layer * (2 * count::norm(c) + count::self_attention(c) + count::feed_forward(c));  // blocks
+  if (c.final_norm) total += count::norm(c);                                                         // ln_f
+  total += V * d;                                                                                     // wte
+  if (!c.tie_embeddings) total += V * d;                                                              // lm_head
+  if (c.position != "learned" || include_position_embeddings) total += count::positions(c);
   return total;
 }
 

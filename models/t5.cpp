@@ -20,7 +20,7 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
   }
   rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                               config.relative_max_distance, !decoder));
-  ln_f = register_module("ln_f", make_norm(config));
+  if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
@@ -33,7 +33,7 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
     for (size_t i = 0; i < h->size(); ++i) {
       y = h->at<TransformerBlockImpl>(i).forward(y, blocked, nullptr, position_bias);
     }
-    return dropout(ln_f(y));
+    return dropout(ln_f ? ln_f(y) : y);
   }
   auto options = torch::TensorOptions().dtype(torch::kLong).device(x.device());
   auto causal = torch::arange(P, P + T, options).view({T, 1}) < torch::arange(P + T, options).view({1, P + T});
@@ -42,18 +42,18 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
     y = h->at<DecoderBlockImpl>(i).forward(y, self_blocked, position_bias, memory, memory_blocked,
                                            cache ? &cache->self[i] : nullptr, cache ? &cache->cross[i] : nullptr);
   }
-  return dropout(ln_f(y));
+  return dropout(ln_f ? ln_f(y) : y);
 }
 
 T5Impl::T5Impl(const ModelConfig& config) : config_(config) {
   config_.validate();
   TORCH_CHECK(config_.arch == "t5", "T5 needs a config with arch t5, got ", config_.arch);
-  shared = register_module("shared", torch::nn::Embedding(config.vocab_size, config.d_model));
+  shared = register_module("shared", torch::nn::Embedding(config.padded_vocab(), config.d_model));
   encoder = register_module("encoder", T5Stack(config, false));
   decoder = register_module("decoder", T5Stack(config, true));
   if (!config.tie_embeddings) {
     lm_head = register_module(
-        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.padded_vocab()).bias(false)));
   }
   init_weights();
 }
@@ -148,7 +148,9 @@ torch::Tensor T5Impl::decoder_hidden_states(const torch::Tensor& decoder_input_i
 torch::Tensor T5Impl::lm_logits(const torch::Tensor& hidden) {
   // Tied: rescale so the N(0, 1) embedding matrix gives logits of unit scale (Mesh TensorFlow).
   auto x = lm_head ? hidden : hidden * std::pow(double(config_.d_model), -0.5);  // (B, T, C)
-  return torch::matmul(x, lm_head_weight().t());                                 // (B, T, V)
+  auto logits = torch::matmul(x, lm_head_weight().t());                           // (B, T, padded V)
+  if (config_.padded_vocab() == config_.vocab_size) return logits;
+  return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)
 }
 
 torch::Tensor T5Impl::decode(const torch::Tensor& decoder_input_ids, const torch::Tensor& encoder_hidden,

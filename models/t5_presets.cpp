@@ -1,6 +1,8 @@
 // T5 presets (Raffel et al. 2020; the T5 v1.1 release notes) and the parameter formula.
 #include "models/t5_presets.h"
 
+#include "models/layer_parameter_count.h"
+
 namespace lmzoo {
 
 namespace {
@@ -45,16 +47,15 @@ const std::vector<Preset>& t5_presets() {
 }
 
 int64_t count_t5_parameters(const ModelConfig& c) {
-  const int64_t d = c.d_model, a = c.attn_dim(), ff = c.ff_dim(), V = c.vocab_size, bias = c.bias ? 1 : 0;
-  const int64_t norm = c.norm == "layernorm" && c.bias ? 2 * d : d;
-  const int64_t attention = d * 3 * a + 3 * a * bias + a * d + d * bias;  // self: c_attn + c_proj; cross:
-                                                                            // c_q + c_kv + c_proj, the same
-  const int64_t mlp = (c.gated_ffn() ? 2 : 1) * (d * ff + ff * bias) + ff * d + d * bias;
-  const int64_t stack_extras = c.relative_buckets * c.n_head + norm;  // rel_bias + ln_f
-  int64_t total = V * d;                                               // shared
-  if (!c.tie_embeddings) total += V * d;                               // lm_head
-  total += c.n_layer * (2 * norm + attention + mlp) + stack_extras;   // encoder
-  total += c.decoder_layers() * (3 * norm + 2 * attention + mlp) + stack_extras;  // decoder
+  namespace count = parameter_count;
+  const int64_t V = c.padded_vocab(), d = c.d_model, norm = count::norm(c);
+  const int64_t stack_extras = count::positions(c) + (c.final_norm ? norm : 0);  // rel_bias + ln_f
+  int64_t total = V * d;                                                           // shared
+  if (!c.tie_embeddings) total += V * d;                                           // lm_head
+  total += c.n_layer * (2 * norm + count::self_attention(c) + count::feed_forward(c)) + stack_extras;  // encoder
+  total += c.decoder_layers() *
+               (3 * norm + count::self_attention(c) + count::cross_attention(c) + count::feed_forward(c)) +
+           stack_extras;  // decoder
   return total;
 }
 

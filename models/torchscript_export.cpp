@@ -7,27 +7,35 @@
 
 namespace lmzoo {
 
-std::string gpt_torchscript_source(GPT& model) {
-  const ModelConfig& c = model->config();
-  script::SourceWriter s(c, *model);
+namespace {
+void write_gpt(script::SourceWriter& s, const ModelConfig& c) {
+  if (c.position == "relative") s.relative_bias_method("_position_bias", "attn_bias.rel_bias.weight", false);
   s.def("forward(self, input_ids: Tensor) -> Tensor");
   s.line("B = input_ids.size(0)");
   s.line("T = input_ids.size(1)");
   s.line("assert T <= " + std::to_string(c.max_seq_len) + ", 'sequence longer than the context length'");
   s.line("x = torch.embedding(" + s.param("wte.weight") + ", input_ids)", "(B, T, C)");
-  if (c.position == "learned") s.line("x = x + " + s.param("wpe.weight") + "[:T]");
+  const std::string bias = s.position_setup("wpe.weight", "input_ids.device");
   s.line("pos = torch.arange(T, device=input_ids.device)");
   s.line("blocked = pos.unsqueeze(0) > pos.unsqueeze(1)", "(T, T): true above the diagonal");
-  for (int64_t i = 0; i < c.n_layer; ++i) s.block("h." + std::to_string(i), "blocked", "");
-  s.line("x = " + s.norm("ln_f", "x"));
-  s.line("return torch.matmul(x, " + s.param(c.tie_embeddings ? "wte.weight" : "lm_head.weight") + ".t())",
-         "(B, T, V)");
+  for (int64_t i = 0; i < c.n_layer; ++i) s.block("h." + std::to_string(i), "blocked", bias);
+  if (c.final_norm) s.line("x = " + s.norm("ln_f", "x"));
+  const std::string head = s.param(c.tie_embeddings ? "wte.weight" : "lm_head.weight");
+  s.line("return " + s.unpadded("torch.matmul(x, " + head + ".t())"), "(B, T, V)");
+}
+}  // namespace
+
+std::string gpt_torchscript_source(GPT& model) {
+  script::SourceWriter s(model->config(), *model);
+  write_gpt(s, model->config());
   return s.str();
 }
 
 torch::jit::Module export_gpt(GPT& model, const std::string& tokenizer_model) {
   auto module = script::new_module("lmzoo.GPT", *model, model->config(), tokenizer_model);
-  module.define(gpt_torchscript_source(model));
+  script::SourceWriter s(model->config(), *model);
+  write_gpt(s, model->config());
+  s.define(module);
   return module;
 }
 

@@ -14,6 +14,7 @@ const char* kArgs =
 // _hidden(input_ids, attention_mask, token_type_ids) -> (B, T, C) and _pool(hidden) -> (B, C) for the
 // encoder whose parameters start with prefix ("" for Bert, "bert." inside the classifier).
 void write_encoder(script::SourceWriter& s, const ModelConfig& c, const std::string& prefix) {
+  if (c.position == "relative") s.relative_bias_method("_position_bias", prefix + "attn_bias.rel_bias.weight", true);
   s.def("_hidden(self, input_ids: Tensor, attention_mask: Optional[Tensor], token_type_ids: Optional[Tensor]) -> "
         "Tensor");
   s.line("B = input_ids.size(0)");
@@ -26,12 +27,13 @@ void write_encoder(script::SourceWriter& s, const ModelConfig& c, const std::str
   s.line("if token_type_ids is not None:");
   s.line("    types = token_type_ids");
   s.line("x = torch.embedding(" + s.param(prefix + "word_embeddings.weight") + ", input_ids)", "(B, T, C)");
-  if (c.position == "learned") s.line("x = x + " + s.param(prefix + "position_embeddings.weight") + "[:T]");
+  const std::string bias = s.position_setup(prefix + "position_embeddings.weight", "input_ids.device");
   s.line("x = x + torch.embedding(" + s.param(prefix + "token_type_embeddings.weight") + ", types)");
   s.line("x = " + s.norm(prefix + "emb_ln", "x"));
   s.line("blocked = (mask == 0).view(B, 1, 1, T)", "(B, 1, 1, T): pad keys, every head and query");
-  for (int64_t i = 0; i < c.n_layer; ++i) s.block(prefix + "h." + std::to_string(i), "blocked", "");
-  s.line("return " + (c.norm_position == "pre" ? s.norm(prefix + "ln_f", "x") : std::string("x")));
+  for (int64_t i = 0; i < c.n_layer; ++i) s.block(prefix + "h." + std::to_string(i), "blocked", bias);
+  const bool final_norm = c.norm_position == "pre" && c.final_norm;
+  s.line("return " + (final_norm ? s.norm(prefix + "ln_f", "x") : std::string("x")));
 
   s.def("_pool(self, hidden: Tensor) -> Tensor");
   s.line("return torch.tanh(" + s.linear(prefix + "pooler", "hidden.select(1, 0)") + ")", "(B, C) from [CLS]");
@@ -48,7 +50,7 @@ void write_bert(script::SourceWriter& s, const ModelConfig& c) {
   s.line("x = " + s.activation(s.linear("mlm_dense", "hidden")), "(B, T, C)");
   s.line("x = " + s.norm("mlm_ln", "x"));
   const std::string decoder = s.param(c.tie_embeddings ? "word_embeddings.weight" : "mlm_decoder.weight");
-  s.line("return torch.matmul(x, " + decoder + ".t()) + " + s.param("mlm_bias"), "(B, T, V)");
+  s.line("return " + s.unpadded("torch.matmul(x, " + decoder + ".t()) + " + s.param("mlm_bias")), "(B, T, V)");
 }
 
 void write_classifier(script::SourceWriter& s, const ModelConfig& c) {

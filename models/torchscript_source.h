@@ -1,6 +1,6 @@
 // Building blocks of the TorchScript exports: a writer of TorchScript source for lmzoo's layers (norms,
-// linears, feed-forward, self/cross-attention, pre/post-norm blocks) and the module skeleton every
-// export shares. Leaves out: the families' forward passes (torchscript_export*.cpp), dropout (eval only).
+// linears, feed-forward, self/cross-attention with grouped-query heads and rotary positions, pre/post-norm
+// blocks, the position schemes) and the module skeleton every export shares. Leaves out: the families' forward passes (torchscript_export*.cpp), dropout (eval only).
 #pragma once
 #include <functional>
 #include <set>
@@ -27,8 +27,9 @@ torch::jit::Module new_module(const std::string& type_name, torch::nn::Module& m
 
 // Writes TorchScript source against the weights of one model. Expressions name weights self.<scripted>;
 // prefixes are dotted parameter-name prefixes ("h.0.attn"). The generated code assumes the local
-// variables B and T (batch, query length) and, for cross-attention, S (memory length); a block reads
-// and rewrites the residual stream x and uses the temporaries a, qkv, kv, q, k, v, att, y.
+// variables B and T (batch, query length) and, for cross-attention, S (memory length); with rope, the
+// tables rope_cos and rope_sin that position_setup() writes. A block reads and rewrites the residual
+// stream x and uses the temporaries a, qkv, kv, q, k, v, att, y.
 class SourceWriter {
  public:
   SourceWriter(const ModelConfig& config, const torch::nn::Module& model);
@@ -53,6 +54,17 @@ class SourceWriter {
                              const std::string& bias);
   std::string cross_attention(const std::string& prefix, const std::string& x, const std::string& memory,
                               const std::string& blocked);
+  // A method "<name>(self, T: int, S: int) -> Tensor" giving the (1, nh, T, S) T5 relative position bias
+  // of the bucket table `weight` for queries 0 .. T-1 and keys 0 .. S-1, as RelativePositionBiasImpl.
+  void relative_bias_method(const std::string& name, const std::string& weight, bool bidirectional);
+  // Lines for the config's position scheme at positions 0 .. T-1 on `device`: learned and sinusoidal
+  // positions are added to x (learned from the table `learned_table`); rope defines rope_cos and rope_sin;
+  // alibi (-slope * |query - key|, either direction) and relative define position_bias (relative through
+  // the method _position_bias, which the caller defines first with relative_bias_method). Returns the
+  // score bias expression ("" for none).
+  std::string position_setup(const std::string& learned_table, const std::string& device);
+  // logits[..., :vocab_size] when the vocabulary is padded, else logits.
+  std::string unpadded(const std::string& logits) const;
   // Encoder / decoder-only block (TransformerBlock) and encoder-decoder decoder block (DecoderBlock).
   void block(const std::string& prefix, const std::string& blocked, const std::string& bias);
   void decoder_block(const std::string& prefix, const std::string& blocked, const std::string& bias,
@@ -61,8 +73,10 @@ class SourceWriter {
  private:
   // x = x + sublayer(norm(x)) (pre-norm) or x = norm(x + sublayer(x)) (post-norm).
   void residual(const std::string& norm_prefix, const std::function<std::string(const std::string&)>& sublayer);
-  // From q (B, nh, T, hs), k and v (B, nh, S, hs): y (B, T, nh * hs).
+  // From q (B, nh, T, hs), k and v (B, n_kv, S, hs): y (B, T, nh * hs).
   void attend(const std::string& blocked, const std::string& bias);
+  // Rotates the (B, heads, T, hs) variable `name` in place with rope_cos / rope_sin.
+  void rotate(const std::string& name);
 
   ModelConfig config_;
   std::set<std::string> names_;

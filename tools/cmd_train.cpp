@@ -2,6 +2,7 @@
 // or --resume a run from its last checkpoint.
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "data/labelled_text.h"
 #include "data/pairs.h"
@@ -36,12 +37,23 @@ void add_options(cxxopts::Options& options) {
       ("n-head", "attention heads (t5: head size becomes d_model / n_head)", cxxopts::value<int64_t>())
       ("d-model", "model width (t5: feed-forward width becomes 4 * d_model, head size d_model / n_head)", cxxopts::value<int64_t>())
       ("seq-len", "context length (t5: encoder input length of span corruption, prefix window, pair cut-off)", cxxopts::value<int64_t>())
-      ("dropout", "dropout probability", cxxopts::value<double>())
+      ("n-kv-heads", "key/value heads: grouped-query attention (must divide n_head; 1: multi-query; default n_head)", cxxopts::value<int64_t>())
+      ("d-ff", "feed-forward width (default 4 * d_model; 8/3 * d_model rounded up to 64 for swiglu|geglu)", cxxopts::value<int64_t>())
+      ("position", "learned|sinusoidal|rope|alibi|relative|none (t5: relative)", cxxopts::value<std::string>())
+      ("rope-base", "rope: frequency base", cxxopts::value<double>())
+      ("norm", "layernorm|rmsnorm", cxxopts::value<std::string>())
+      ("norm-position", "pre|post (norm before each sublayer, or after the residual add)", cxxopts::value<std::string>())
+      ("norm-eps", "epsilon of the norms", cxxopts::value<double>())
+      ("final-norm", "a norm after the last block (true|false)", cxxopts::value<bool>()->implicit_value("true"))
+      ("activation", "relu|gelu|gelu-tanh|silu|swiglu|geglu", cxxopts::value<std::string>())
+      ("tie-embeddings", "output head shares the token embeddings (true|false)", cxxopts::value<bool>()->implicit_value("true"))
+      ("vocab-multiple", "pad embedding and output rows to a multiple of this (e.g. 64) for speed; the vocabulary stays the tokenizer's", cxxopts::value<int64_t>())
+      ("dropout", "attention, residual and embedding dropout probability", cxxopts::value<double>())
       ("bias", "biases in linear layers and norms (true|false)", cxxopts::value<bool>()->implicit_value("true"));
   options.add_options("Data")
       ("data", "prepared data directory (lmzoo prepare); for classify a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
       ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())
-      ("init", "classify: the pretrained bert checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
+      ("init", "weight init scheme gpt2|bert|t5; or, for classify, the pretrained bert checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
       ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
   options.add_options("Masked LM")
@@ -74,6 +86,23 @@ void add_options(cxxopts::Options& options) {
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
 }
 
+bool is_init_scheme(const std::string& value) { return value == "gpt2" || value == "bert" || value == "t5"; }
+
+// --init names a checkpoint to fine-tune from (anything but a scheme name; ./bert for a directory "bert").
+bool has_init_checkpoint(const cxxopts::ParseResult& r) {
+  return r.count("init") && !is_init_scheme(r["init"].as<std::string>());
+}
+
+// The flags that change a model's shape or layers (rejected when fine-tuning an --init checkpoint).
+const std::vector<std::string>& model_shape_flags() {
+  static const std::vector<std::string> flags = {
+      "preset",   "config",   "n-layer",    "n-decoder-layer", "n-head",         "n-kv-heads",
+      "d-model",  "d-ff",     "seq-len",    "position",        "rope-base",      "norm",
+      "norm-position", "norm-eps", "final-norm", "activation", "tie-embeddings", "vocab-multiple",
+      "bias"};
+  return flags;
+}
+
 // The arch asked for: --arch, else the --config's or --preset's, else gpt.
 std::string requested_arch(const cxxopts::ParseResult& r) {
   if (r.count("arch")) return r["arch"].as<std::string>();
@@ -87,18 +116,36 @@ void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
     // --n-layer sets both stacks unless --n-decoder-layer is given; a new width or head count keeps T5's
     // proportions (d_ff = 4 d_model, d_kv = d_model / n_head) rather than the preset's absolute sizes.
     if (r.count("n-layer")) model.n_decoder_layer = 0;
-    if (r.count("d-model")) model.d_ff = 0;
     if (r.count("d-model") || r.count("n-head")) model.head_dim = 0;
     override_from(r, "n-decoder-layer", model.n_decoder_layer);
   } else if (r.count("n-decoder-layer")) {
     throw UsageError("--n-decoder-layer is for --arch t5 (a " + model.arch + " model has one stack)");
   }
+  // A new width keeps the feed-forward's proportion (derived d_ff) rather than the preset's absolute size.
+  if (r.count("d-model")) model.d_ff = 0;
+  // A new head count keeps grouped-query attention's kv heads when they still divide it, else plain heads.
+  if (r.count("n-head") && !r.count("n-kv-heads") && model.n_kv_heads > 0 &&
+      r["n-head"].as<int64_t>() % model.n_kv_heads != 0) {
+    model.n_kv_heads = 0;
+  }
   override_from(r, "n-layer", model.n_layer);
   override_from(r, "n-head", model.n_head);
+  override_from(r, "n-kv-heads", model.n_kv_heads);
   override_from(r, "d-model", model.d_model);
+  override_from(r, "d-ff", model.d_ff);
   override_from(r, "seq-len", model.max_seq_len);
+  override_from(r, "position", model.position);
+  override_from(r, "rope-base", model.rope_base);
+  override_from(r, "norm", model.norm);
+  override_from(r, "norm-position", model.norm_position);
+  override_from(r, "norm-eps", model.norm_eps);
+  override_from(r, "final-norm", model.final_norm);
+  override_from(r, "activation", model.activation);
+  override_from(r, "tie-embeddings", model.tie_embeddings);
+  override_from(r, "vocab-multiple", model.vocab_multiple);
   override_from(r, "dropout", model.dropout);
   override_from(r, "bias", model.bias);
+  if (r.count("init")) model.init = r["init"].as<std::string>();
 }
 
 ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {
@@ -157,9 +204,11 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
 // Fine-tuning a classifier: the model is the --init checkpoint's bert with the labels of --data; its
 // tokenizer is the checkpoint's. Defaults follow HF's Trainer (lr 5e-5, linear decay, no warmup).
 void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
-  require_option(r, "init");
-  for (const char* flag : {"preset", "config", "n-layer", "n-head", "d-model", "seq-len", "bias"}) {
-    if (r.count(flag)) throw UsageError(std::string("--") + flag + " cannot change the shape of the --init model");
+  if (!has_init_checkpoint(r)) {
+    throw UsageError("--init is required for --objective classify: the pretrained bert run directory");
+  }
+  for (const auto& flag : model_shape_flags()) {
+    if (r.count(flag)) throw UsageError("--" + flag + " cannot change the shape of the --init model");
   }
   const CheckpointInfo pretrained = read_checkpoint(r["init"].as<std::string>());
   if (pretrained.model.arch != "bert") {
@@ -221,16 +270,15 @@ int run_train(int argc, char** argv) {
     apply_training_flags(r, request.train, /*only_given=*/false);
     const std::string arch = requested_arch(r);
     request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
-                              : r.count("init")                   ? "classify"
+                              : has_init_checkpoint(r)            ? "classify"
                               : arch == "bert"                    ? "mlm"
                               : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
                                              : "causal";
     if (request.train.objective == "classify") {
       setup_classifier(r, request);
     } else {
-      for (const char* flag : {"init", "val-data"}) {
-        if (r.count(flag)) throw UsageError(std::string("--") + flag + " is for --objective classify");
-      }
+      if (has_init_checkpoint(r)) throw UsageError("--init RUN_DIR is for --objective classify");
+      if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
       const auto manifest = read_manifest(request.train.data_dir);
       request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
       const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);

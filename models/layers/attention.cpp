@@ -14,12 +14,21 @@ namespace {
 torch::nn::Linear linear(int64_t in, int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
+
+// (B, n_kv, S, hs) -> (B, nh, S, hs), each key/value head repeated for its group of query heads.
+torch::Tensor repeat_kv_heads(const torch::Tensor& kv, int64_t n_head) {
+  const int64_t B = kv.size(0), n_kv = kv.size(1), S = kv.size(2), hs = kv.size(3);
+  if (n_kv == n_head) return kv;
+  TORCH_CHECK(n_head % n_kv == 0, n_kv, " key/value heads do not divide ", n_head, " query heads");
+  return kv.unsqueeze(2).expand({B, n_kv, n_head / n_kv, S, hs}).reshape({B, n_head, S, hs});
+}
 }  // namespace
 
-torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k_in, const torch::Tensor& v_in,
                      const torch::Tensor& blocked, const torch::Tensor& position_bias, double scale,
                      torch::nn::Dropout& dropout) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
+  auto k = repeat_kv_heads(k_in, nh), v = repeat_kv_heads(v_in, nh);  // (B, nh, S, hs)
   auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, nh, T, S)
   if (scale != 1.0) att = att * scale;
   if (position_bias.defined()) att = att + position_bias;
@@ -30,34 +39,51 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch
 }
 
 SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
-    : n_head_(config.n_head), head_dim_(config.head_size()), scale_(config.attention_scale()) {
-  c_attn = register_module("c_attn", linear(config.d_model, 3 * config.attn_dim(), config.bias));
+    : n_head_(config.n_head),
+      n_kv_head_(config.kv_heads()),
+      head_dim_(config.head_size()),
+      scale_(config.attention_scale()) {
+  c_attn = register_module("c_attn", linear(config.d_model, config.attn_dim() + 2 * config.kv_dim(), config.bias));
   c_proj = register_module("c_proj", linear(config.attn_dim(), config.d_model, config.bias));
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
+  if (config.position == "rope") rotary_ = rotary_tables(config.max_seq_len, head_dim_, config.rope_base);
 }
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
                                          const torch::Tensor& position_bias) {
-  const int64_t B = x.size(0), T = x.size(1);
-  auto qkv_all = fast_linear(x, c_attn->weight, c_attn->bias);  // (B, T, 3*nh*hs)
-  // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; heads
-  // spanning d_model): the fused kernel, same math in one pass.
-  const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
-  const bool plain = !cache && !position_bias.defined() && !dropout_active && n_head_ * head_dim_ == x.size(2) &&
-                     scale_ == 1.0 / std::sqrt(double(head_dim_));
-  if (plain && fused_causal_attention_supported(qkv_all, n_head_) && is_causal_mask(blocked, T)) {
-    auto y = fused_causal_attention(qkv_all, n_head_, scale_);  // (B, T, C)
-    return fast_linear(y, c_proj->weight, c_proj->bias);
+  const int64_t B = x.size(0), T = x.size(1), P = cache ? cache->length() : 0;
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  auto qkv_all = fast_linear(x, c_attn->weight, c_attn->bias);  // (B, T, (nh + 2 n_kv) * hs)
+  // split_with_sizes (not select) so that backward concatenates the three gradients in one op.
+  auto qkv = qkv_all.split_with_sizes({q_width, kv_width, kv_width}, -1);
+  auto q = qkv[0].view({B, T, n_head_, head_dim_});     // (B, T, nh, hs)
+  auto k = qkv[1].view({B, T, n_kv_head_, head_dim_});  // (B, T, n_kv, hs)
+  auto v = qkv[2].view({B, T, n_kv_head_, head_dim_});  // (B, T, n_kv, hs)
+  if (rotary_.cos.defined()) {
+    q = apply_rotary(q, rotary_, P);
+    k = apply_rotary(k, rotary_, P);
   }
-  // chunk (not select) so that backward concatenates the three gradients in one op.
-  auto qkv = qkv_all.chunk(3, -1);                              // 3 x (B, T, nh*hs)
-  auto q = qkv[0].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
-  auto k = qkv[1].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
-  auto v = qkv[2].view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
+  // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; as many
+  // key/value heads as query heads spanning d_model): the fused kernel, same math in one pass.
+  const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
+  const bool plain = !cache && !position_bias.defined() && !dropout_active && n_kv_head_ == n_head_ &&
+                     q_width == x.size(2) && scale_ == 1.0 / std::sqrt(double(head_dim_));
+  if (plain && is_causal_mask(blocked, T)) {
+    auto fused_input = rotary_.cos.defined() ? torch::cat({q.reshape({B, T, q_width}), k.reshape({B, T, kv_width}),
+                                                           qkv[2]}, -1)  // (B, T, 3C)
+                                             : qkv_all;
+    if (fused_causal_attention_supported(fused_input, n_head_)) {
+      auto y = fused_causal_attention(fused_input, n_head_, scale_);  // (B, T, C)
+      return fast_linear(y, c_proj->weight, c_proj->bias);
+    }
+  }
+  q = q.transpose(1, 2);  // (B, nh, T, hs)
+  k = k.transpose(1, 2);  // (B, n_kv, T, hs)
+  v = v.transpose(1, 2);  // (B, n_kv, T, hs)
   if (cache) {
     if (cache->k.defined()) {
-      k = torch::cat({cache->k, k}, 2);  // (B, nh, S, hs)
-      v = torch::cat({cache->v, v}, 2);  // (B, nh, S, hs)
+      k = torch::cat({cache->k, k}, 2);  // (B, n_kv, S, hs)
+      v = torch::cat({cache->v, v}, 2);  // (B, n_kv, S, hs)
     }
     cache->k = k;
     cache->v = v;
@@ -67,18 +93,21 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
 }
 
 CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
-    : n_head_(config.n_head), head_dim_(config.head_size()), scale_(config.attention_scale()) {
+    : n_head_(config.n_head),
+      n_kv_head_(config.kv_heads()),
+      head_dim_(config.head_size()),
+      scale_(config.attention_scale()) {
   c_q = register_module("c_q", linear(config.d_model, config.attn_dim(), config.bias));
-  c_kv = register_module("c_kv", linear(config.d_model, 2 * config.attn_dim(), config.bias));
+  c_kv = register_module("c_kv", linear(config.d_model, 2 * config.kv_dim(), config.bias));
   c_proj = register_module("c_proj", linear(config.attn_dim(), config.d_model, config.bias));
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
 }
 
 LayerKVCache CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
   const int64_t B = memory.size(0), S = memory.size(1);
-  auto kv = c_kv(memory).chunk(2, -1);  // 2 x (B, S, nh*hs)
-  return {kv[0].view({B, S, n_head_, head_dim_}).transpose(1, 2),   // (B, nh, S, hs)
-          kv[1].view({B, S, n_head_, head_dim_}).transpose(1, 2)};  // (B, nh, S, hs)
+  auto kv = c_kv(memory).chunk(2, -1);  // 2 x (B, S, n_kv*hs)
+  return {kv[0].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2),   // (B, n_kv, S, hs)
+          kv[1].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2)};  // (B, n_kv, S, hs)
 }
 
 torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& memory,

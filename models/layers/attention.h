@@ -1,14 +1,16 @@
-// Multi-head attention: self-attention with a fused QKV projection and a KV cache, and cross-attention
-// over an encoder output (keys/values computed once, cacheable); boolean "blocked" masks, optional additive
-// position bias (T5). Inner width n_head * head_size may differ from d_model. Leaves out: grouped-query heads.
+// Multi-head attention: self-attention with a fused QKV projection, a KV cache and rotary positions, and
+// cross-attention over an encoder output (keys/values computed once, cacheable); boolean "blocked" masks,
+// optional additive position bias (T5, ALiBi); grouped-query heads (n_kv_heads key/value heads, each shared
+// by n_head / n_kv_heads query heads). Inner width n_head * head_size may differ from d_model.
 #pragma once
 #include <torch/torch.h>
 
 #include "models/config.h"
+#include "models/layers/positions.h"
 
 namespace lmzoo {
 
-// Keys and values of the positions seen so far, per layer: (B, nh, S_past, hs) each.
+// Keys and values of the positions seen so far, per layer: (B, n_kv, S_past, hs) each (rotated for rope).
 struct LayerKVCache {
   torch::Tensor k, v;
   int64_t length() const { return k.defined() ? k.size(2) : 0; }
@@ -24,12 +26,14 @@ class SelfAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
 
-  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};  // (3 * nh * hs, C) as [q; k; v], (C, nh * hs)
+  // c_attn: ((nh + 2 n_kv) * hs, C) as [q; k; v]; c_proj: (C, nh * hs).
+  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
   torch::nn::Dropout attn_dropout{nullptr};
 
  private:
-  int64_t n_head_, head_dim_;
+  int64_t n_head_, n_kv_head_, head_dim_;
   double scale_;
+  RotaryTables rotary_;  // rope only (undefined tensors otherwise)
 };
 TORCH_MODULE(SelfAttention);
 
@@ -45,17 +49,19 @@ class CrossAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory, const torch::Tensor& blocked,
                         LayerKVCache* cache = nullptr);
 
-  torch::nn::Linear c_q{nullptr}, c_kv{nullptr}, c_proj{nullptr};  // (nh*hs, C), (2*nh*hs, C) as [k; v], (C, nh*hs)
+  // c_q: (nh * hs, C); c_kv: (2 * n_kv * hs, C) as [k; v]; c_proj: (C, nh * hs).
+  torch::nn::Linear c_q{nullptr}, c_kv{nullptr}, c_proj{nullptr};
   torch::nn::Dropout attn_dropout{nullptr};
 
  private:
-  int64_t n_head_, head_dim_;
+  int64_t n_head_, n_kv_head_, head_dim_;
   double scale_;
 };
 TORCH_MODULE(CrossAttention);
 
 // softmax(scale * q k^T + position_bias, -inf where blocked) v with dropout on the weights, heads
-// merged: q (B, nh, T, hs), k and v (B, nh, S, hs) -> (B, T, nh * hs).
+// merged: q (B, nh, T, hs), k and v (B, n_kv, S, hs) with n_kv dividing nh (query head h reads key/value
+// head h / (nh / n_kv)) -> (B, T, nh * hs).
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                      const torch::Tensor& blocked, const torch::Tensor& position_bias, double scale,
                      torch::nn::Dropout& dropout);

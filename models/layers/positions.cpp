@@ -1,0 +1,71 @@
+// Sinusoidal, rotary and ALiBi position schemes, and the per-model attention score bias.
+// Shapes: B batch, T query positions, S key positions, nh heads, hs head size.
+#include "models/layers/positions.h"
+
+#include <cmath>
+
+namespace lmzoo {
+
+torch::Tensor sinusoidal_table(int64_t length, int64_t dim) {
+  auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+  auto position = torch::arange(length, f64).unsqueeze(1);                               // (L, 1)
+  auto frequency = torch::pow(10000.0, -torch::arange(0, dim, 2, f64) / double(dim));   // (dim/2)
+  auto angle = position * frequency;                                                     // (L, dim/2)
+  return torch::stack({torch::sin(angle), torch::cos(angle)}, -1).reshape({length, dim}).to(torch::kFloat);
+}
+
+RotaryTables rotary_tables(int64_t length, int64_t head_size, double base) {
+  auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+  auto frequency = torch::pow(base, -torch::arange(0, head_size, 2, f64) / double(head_size));  // (hs/2)
+  auto angle = torch::arange(length, f64).unsqueeze(1) * frequency;                             // (L, hs/2)
+  angle = torch::cat({angle, angle}, -1);                                                        // (L, hs)
+  return {torch::cos(angle).to(torch::kFloat), torch::sin(angle).to(torch::kFloat)};
+}
+
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset) {
+  const int64_t T = x.size(1), half = x.size(3) / 2;
+  TORCH_CHECK(offset + T <= tables.cos.size(0), "rotary position ", offset + T, " exceeds the context length ",
+              tables.cos.size(0));
+  auto cos = tables.cos.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, hs)
+  auto sin = tables.sin.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, hs)
+  auto rotated = torch::cat({-x.slice(3, half), x.slice(3, 0, half)}, 3);  // (B, T, nh, hs)
+  return x * cos + rotated * sin;
+}
+
+std::vector<double> alibi_slopes(int64_t n_head) {
+  auto power_of_two_slopes = [](int64_t n) {
+    std::vector<double> slopes;
+    const double start = std::pow(2.0, -8.0 / double(n));
+    for (int64_t i = 1; i <= n; ++i) slopes.push_back(std::pow(start, double(i)));
+    return slopes;
+  };
+  int64_t p = 1;
+  while (p * 2 <= n_head) p *= 2;
+  std::vector<double> slopes = power_of_two_slopes(p);
+  const std::vector<double> extra = power_of_two_slopes(2 * p);
+  for (int64_t i = 0; int64_t(slopes.size()) < n_head; i += 2) slopes.push_back(extra[i]);
+  return slopes;
+}
+
+AttentionBiasImpl::AttentionBiasImpl(const ModelConfig& config, bool bidirectional) {
+  if (config.position == "relative") {
+    rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
+                                                                config.relative_max_distance, bidirectional));
+  } else {
+    TORCH_CHECK(config.position == "alibi", "AttentionBias is for position alibi or relative, not ",
+                config.position);
+    slopes_ = torch::tensor(alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat);
+  }
+}
+
+torch::Tensor AttentionBiasImpl::forward(int64_t query_length, int64_t key_length, int64_t offset,
+                                         const torch::Device& device) {
+  if (rel_bias) return rel_bias(query_length, key_length, offset);  // (1, nh, T, S)
+  auto options = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  auto query = torch::arange(offset, offset + query_length, options).view({-1, 1});  // (T, 1)
+  auto key = torch::arange(key_length, options).view({1, -1});                      // (1, S)
+  auto distance = (query - key).abs();                                              // (T, S)
+  return -slopes_.to(device).view({1, -1, 1, 1}) * distance.unsqueeze(0);           // (1, nh, T, S)
+}
+
+}  // namespace lmzoo

@@ -1,0 +1,53 @@
+// Position schemes other than learned tables: sinusoidal encodings (Vaswani et al.), rotary embeddings
+// (RoPE, rotate-half layout as HF LLaMA), ALiBi slopes and biases (Press et al.), and AttentionBias, the
+// per-model additive score bias for alibi or T5-style relative positions.
+// Leaves out: learned tables (plain embeddings in the models), T5's bucket function (relative_position.h).
+#pragma once
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/config.h"
+#include "models/layers/relative_position.h"
+
+namespace lmzoo {
+
+// (length, dim) float: row p holds sin(p w_0), cos(p w_0), sin(p w_1), cos(p w_1), ... with
+// w_i = 10000^(-2i / dim). Computed in float64, rounded once.
+torch::Tensor sinusoidal_table(int64_t length, int64_t dim);
+
+// Rotary tables (length, head_size) each, float: angle p * base^(-2i / head_size) for i < head_size / 2,
+// the same angles repeated for the second half. Computed in float64, rounded once.
+struct RotaryTables {
+  torch::Tensor cos, sin;
+};
+RotaryTables rotary_tables(int64_t length, int64_t head_size, double base);
+// x: (B, T, nh, hs) at positions offset .. offset + T - 1 -> x cos + rotate_half(x) sin, where
+// rotate_half(x) = [-x2, x1] for the halves x1, x2 of the head dimension.
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset);
+
+// ALiBi slopes for n heads: the geometric sequence starting at 2^(-8/n) for a power of two; otherwise
+// those of the nearest lower power of two p, then every other slope of 2p heads for the rest.
+std::vector<double> alibi_slopes(int64_t n_head);
+
+// Additive attention score bias for position "alibi" (-slope_h * |query - key|, no parameters) or
+// "relative" (a learned T5 bucket table, causal or bidirectional buckets).
+class AttentionBiasImpl : public torch::nn::Module {
+ public:
+  AttentionBiasImpl(const ModelConfig& config, bool bidirectional);
+  // (1, nh, T, S) for queries at positions offset .. offset + T - 1 and keys 0 .. S - 1.
+  torch::Tensor forward(int64_t query_length, int64_t key_length, int64_t offset, const torch::Device& device);
+
+  RelativePositionBias rel_bias{nullptr};  // relative only
+
+ private:
+  torch::Tensor slopes_;  // alibi only: (nh,) float, CPU; moved to the device per call
+};
+TORCH_MODULE(AttentionBias);
+
+// True when the config's position scheme adds a score bias (alibi, relative).
+inline bool uses_attention_bias(const ModelConfig& config) {
+  return config.position == "alibi" || config.position == "relative";
+}
+
+}  // namespace lmzoo

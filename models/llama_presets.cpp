@@ -1,0 +1,52 @@
+// Llama-style presets (Touvron et al. 2023, Llama 2; Zhang et al. 2024, TinyLlama) as gpt-arch configs.
+#include "models/llama_presets.h"
+
+namespace lmzoo {
+
+namespace {
+ModelConfig llama_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t n_kv_heads, int64_t d_ff,
+                        int64_t context) {
+  ModelConfig c;
+  c.arch = "gpt";
+  c.vocab_size = 32000;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_kv_heads = n_kv_heads;
+  c.d_model = d_model;
+  c.d_ff = d_ff;
+  c.max_seq_len = context;
+  c.dropout = 0.0;
+  c.bias = false;
+  c.tie_embeddings = false;
+  c.norm = "rmsnorm";
+  c.norm_position = "pre";
+  c.norm_eps = 1e-5;
+  c.activation = "swiglu";
+  c.position = "rope";
+  c.rope_base = 10000.0;
+  c.init = "gpt2";
+  return c;
+}
+
+ModelConfig llama_nano() {
+  ModelConfig c = llama_shape(4, 128, 4, 2, 0, 64);  // d_ff derived: 8/3 * 128 -> 384
+  c.vocab_size = 0;                                  // from the tokenizer
+  return c;
+}
+}  // namespace
+
+const std::vector<Preset>& llama_presets() {
+  static const std::vector<Preset> presets = {
+      {"llama-nano", "Llama-style CPU shape: 4 layers, 4 heads (2 kv), d 128, ctx 64", llama_nano()},
+      {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 32 heads (4 kv), d 2048, ff 5632",
+       llama_shape(22, 2048, 32, 4, 5632, 2048)},
+      {"llama2-7b", "Llama 2 7B: 32 layers, 32 heads, d 4096, ff 11008", llama_shape(32, 4096, 32, 32, 11008, 4096)},
+      {"llama2-13b", "Llama 2 13B: 40 layers, 40 heads, d 5120, ff 13824",
+       llama_shape(40, 5120, 40, 40, 13824, 4096)},
+      {"llama2-70b", "Llama 2 70B: 80 layers, 64 heads (8 kv), d 8192, ff 28672",
+       llama_shape(80, 8192, 64, 8, 28672, 4096)},
+  };
+  return presets;
+}
+
+}  // namespace lmzoo
