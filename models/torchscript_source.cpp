@@ -32,6 +32,19 @@ torch::jit::Module new_module(const std::string& type_name, torch::nn::Module& m
   for (const auto& p : model.named_parameters()) {
     module.register_parameter(scripted_name(p.key()), p.value().detach().to(torch::kCPU).clone(), false);
   }
+  // The fixed position tables, as the models compute them (position_setup reads them).
+  if (config.position == "sinusoidal") {
+    module.register_buffer("sinusoid_table", sinusoidal_table(config.max_seq_len, config.d_model));
+  }
+  if (config.position == "rope") {
+    const RotaryTables rope = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
+    module.register_buffer("rope_cos", rope.cos);
+    module.register_buffer("rope_sin", rope.sin);
+  }
+  if (config.position == "alibi") {
+    auto slopes = torch::tensor(alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat);  // (nh,)
+    module.register_buffer("alibi_slopes", slopes);
+  }
   module.register_attribute("config_json", c10::StringType::get(), nlohmann::json(config).dump());
   auto tokenizer = torch::empty({int64_t(tokenizer_model.size())}, torch::kUInt8);
   std::memcpy(tokenizer.data_ptr(), tokenizer_model.data(), tokenizer_model.size());
@@ -181,30 +194,19 @@ void SourceWriter::relative_bias_method(const std::string& name, const std::stri
 
 std::string SourceWriter::position_setup(const std::string& learned_table, const std::string& device) {
   const std::string& position = config_.position;
-  const std::string f64 = "dtype=torch.float64, device=" + device;
   if (position == "learned") line("x = x + " + param(learned_table) + "[:T]", "(T, C) broadcast over B");
-  if (position == "sinusoidal") {  // as sinusoidal_table, in float64 then rounded
-    const std::string C = std::to_string(config_.d_model);
-    line("angle = torch.arange(T, " + f64 + ").unsqueeze(1) * torch.pow(10000.0, -torch.arange(0, " + C + ", 2, " +
-             f64 + ") / " + C + ")",
-         "(T, C/2)");
-    line("x = x + torch.stack([torch.sin(angle), torch.cos(angle)], -1).reshape(T, " + C + ").float()", "(T, C)");
+  if (position == "sinusoidal") {  // the embedding scale of GPT / Bert, then new_module's table
+    line("x = x * " + literal(std::sqrt(double(config_.d_model))), "token embeddings scaled by sqrt(C)");
+    line("x = x + self.sinusoid_table[:T]", "(T, C)");
   }
-  if (position == "rope") {  // as rotary_tables
-    const std::string hs = std::to_string(config_.head_size());
-    line("angle = torch.arange(T, " + f64 + ").unsqueeze(1) * torch.pow(" + literal(config_.rope_base) +
-             ", -torch.arange(0, " + hs + ", 2, " + f64 + ") / " + hs + ")",
-         "(T, hs/2)");
-    line("angle = torch.cat([angle, angle], -1)", "(T, hs)");
-    line("rope_cos = torch.cos(angle).float()");
-    line("rope_sin = torch.sin(angle).float()");
+  if (position == "rope") {
+    line("rope_cos = self.rope_cos[:T]", "(T, hs)");
+    line("rope_sin = self.rope_sin[:T]");
   }
   if (position == "alibi") {  // as AttentionBiasImpl: -slope_h * |query - key|
-    std::string slopes;
-    for (double slope : alibi_slopes(config_.n_head)) slopes += (slopes.empty() ? "" : ", ") + literal(slope);
-    line("slopes = torch.tensor([" + slopes + "], dtype=torch.float64).float().to(" + device + ")", "(nh,)");
-    line("pos = torch.arange(T, dtype=torch.float32, device=" + device + ")");
-    line("position_bias = -slopes.view(1, -1, 1, 1) * (pos.view(-1, 1) - pos.view(1, -1)).abs().unsqueeze(0)",
+    line("pos = torch.arange(T, device=" + device + ").float()");
+    line("position_bias = -self.alibi_slopes.view(1, -1, 1, 1) * (pos.view(-1, 1) - pos.view(1, -1)).abs()"
+         ".unsqueeze(0)",
          "(1, nh, T, T)");
     return "position_bias";
   }

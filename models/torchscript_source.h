@@ -21,7 +21,8 @@ std::string scripted_name(const std::string& parameter_name);
 std::string literal(double value);
 
 // A torch::jit::Module of type `type_name` holding model's parameters (flat names, CPU copies), the
-// attribute config_json (the config as a JSON string) and the buffer tokenizer_model (uint8).
+// attribute config_json (the config as a JSON string), the buffer tokenizer_model (uint8) and the fixed
+// position tables of the config (sinusoid_table; rope_cos, rope_sin; alibi_slopes).
 torch::jit::Module new_module(const std::string& type_name, torch::nn::Module& model, const ModelConfig& config,
                               const std::string& tokenizer_model);
 
@@ -58,7 +59,8 @@ class SourceWriter {
   // of the bucket table `weight` for queries 0 .. T-1 and keys 0 .. S-1, as RelativePositionBiasImpl.
   void relative_bias_method(const std::string& name, const std::string& weight, bool bidirectional);
   // Lines for the config's position scheme at positions 0 .. T-1 on `device`: learned and sinusoidal
-  // positions are added to x (learned from the table `learned_table`); rope defines rope_cos and rope_sin;
+  // positions are added to x (learned from the table `learned_table`, sinusoidal to embeddings scaled by
+  // sqrt(C)); rope defines rope_cos and rope_sin;
   // alibi (-slope * |query - key|, either direction) and relative define position_bias (relative through
   // the method _position_bias, which the caller defines first with relative_bias_method). Returns the
   // score bias expression ("" for none).

@@ -100,7 +100,7 @@ TEST_CASE("CLI: the switch flags reach the model config of gpt and bert runs", "
                              "--d-model 32 --n-head 4 --eval-interval 2 --eval-iters 1 --device cpu ";
   auto gpt = run_cli("train --arch gpt --out " + (dir / "gpt") + common +
                      "--position alibi --n-kv-heads 2 --activation geglu --norm rmsnorm --norm-position post "
-                     "--final-norm false --tie-embeddings false --vocab-multiple 64 --init bert --d-ff 48 "
+                     "--final-norm=false --tie-embeddings=false --vocab-multiple 64 --init bert --d-ff 48 "
                      "--norm-eps 1e-6 --dropout 0.1 --bias");
   INFO(gpt.err);
   REQUIRE(gpt.exit_code == 0);

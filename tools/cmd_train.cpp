@@ -44,12 +44,12 @@ void add_options(cxxopts::Options& options) {
       ("norm", "layernorm|rmsnorm", cxxopts::value<std::string>())
       ("norm-position", "pre|post (norm before each sublayer, or after the residual add)", cxxopts::value<std::string>())
       ("norm-eps", "epsilon of the norms", cxxopts::value<double>())
-      ("final-norm", "a norm after the last block (true|false)", cxxopts::value<bool>()->implicit_value("true"))
+      ("final-norm", "a norm after the last block (--final-norm=false: none)", cxxopts::value<bool>()->implicit_value("true"))
       ("activation", "relu|gelu|gelu-tanh|silu|swiglu|geglu", cxxopts::value<std::string>())
-      ("tie-embeddings", "output head shares the token embeddings (true|false)", cxxopts::value<bool>()->implicit_value("true"))
+      ("tie-embeddings", "output head shares the token embeddings (--tie-embeddings=false: untied)", cxxopts::value<bool>()->implicit_value("true"))
       ("vocab-multiple", "pad embedding and output rows to a multiple of this (e.g. 64) for speed; the vocabulary stays the tokenizer's", cxxopts::value<int64_t>())
       ("dropout", "attention, residual and embedding dropout probability", cxxopts::value<double>())
-      ("bias", "biases in linear layers and norms (true|false)", cxxopts::value<bool>()->implicit_value("true"));
+      ("bias", "biases in linear layers and norms (--bias=false: none)", cxxopts::value<bool>()->implicit_value("true"));
   options.add_options("Data")
       ("data", "prepared data directory (lmzoo prepare); for classify a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
       ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())

@@ -6,18 +6,32 @@
 
 namespace lmzoo {
 
+namespace {
+// base^(-2i / dim) for i < dim / 2, computed in double (the exports embed the same values).
+std::vector<double> inverse_powers(int64_t dim, double base) {
+  std::vector<double> frequencies;
+  for (int64_t i = 0; i < dim; i += 2) frequencies.push_back(std::pow(base, -double(i) / double(dim)));
+  return frequencies;
+}
+torch::Tensor as_tensor(const std::vector<double>& values) {
+  return torch::tensor(values, torch::TensorOptions().dtype(torch::kDouble));
+}
+}  // namespace
+
+std::vector<double> sinusoidal_frequencies(int64_t dim) { return inverse_powers(dim, 10000.0); }
+
+std::vector<double> rotary_frequencies(int64_t head_size, double base) { return inverse_powers(head_size, base); }
+
 torch::Tensor sinusoidal_table(int64_t length, int64_t dim) {
   auto f64 = torch::TensorOptions().dtype(torch::kDouble);
-  auto position = torch::arange(length, f64).unsqueeze(1);                               // (L, 1)
-  auto frequency = torch::pow(10000.0, -torch::arange(0, dim, 2, f64) / double(dim));   // (dim/2)
-  auto angle = position * frequency;                                                     // (L, dim/2)
+  auto position = torch::arange(length, f64).unsqueeze(1);        // (L, 1)
+  auto angle = position * as_tensor(sinusoidal_frequencies(dim));  // (L, dim/2)
   return torch::stack({torch::sin(angle), torch::cos(angle)}, -1).reshape({length, dim}).to(torch::kFloat);
 }
 
 RotaryTables rotary_tables(int64_t length, int64_t head_size, double base) {
   auto f64 = torch::TensorOptions().dtype(torch::kDouble);
-  auto frequency = torch::pow(base, -torch::arange(0, head_size, 2, f64) / double(head_size));  // (hs/2)
-  auto angle = torch::arange(length, f64).unsqueeze(1) * frequency;                             // (L, hs/2)
+  auto angle = torch::arange(length, f64).unsqueeze(1) * as_tensor(rotary_frequencies(head_size, base));  // (L, hs/2)
   angle = torch::cat({angle, angle}, -1);                                                        // (L, hs)
   return {torch::cos(angle).to(torch::kFloat), torch::sin(angle).to(torch::kFloat)};
 }

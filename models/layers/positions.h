@@ -13,8 +13,10 @@
 namespace lmzoo {
 
 // (length, dim) float: row p holds sin(p w_0), cos(p w_0), sin(p w_1), cos(p w_1), ... with
-// w_i = 10000^(-2i / dim). Computed in float64, rounded once.
+// w_i = 10000^(-2i / dim) (sinusoidal_frequencies). Computed in float64, rounded once. The models add it
+// to token embeddings scaled by sqrt(d_model), as Vaswani et al. do.
 torch::Tensor sinusoidal_table(int64_t length, int64_t dim);
+std::vector<double> sinusoidal_frequencies(int64_t dim);
 
 // Rotary tables (length, head_size) each, float: angle p * base^(-2i / head_size) for i < head_size / 2,
 // the same angles repeated for the second half. Computed in float64, rounded once.
@@ -22,6 +24,7 @@ struct RotaryTables {
   torch::Tensor cos, sin;
 };
 RotaryTables rotary_tables(int64_t length, int64_t head_size, double base);
+std::vector<double> rotary_frequencies(int64_t head_size, double base);  // base^(-2i / head_size), i < hs/2
 // x: (B, T, nh, hs) at positions offset .. offset + T - 1 -> x cos + rotate_half(x) sin, where
 // rotate_half(x) = [-x2, x1] for the halves x1, x2 of the head dimension.
 torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset);
