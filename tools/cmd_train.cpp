@@ -35,7 +35,7 @@ void add_options(cxxopts::Options& options) {
       ("n-layer", "number of blocks (t5: both stacks unless --n-decoder-layer is given)", cxxopts::value<int64_t>())
       ("n-decoder-layer", "t5: decoder blocks", cxxopts::value<int64_t>())
       ("n-head", "attention heads (t5: head size becomes d_model / n_head)", cxxopts::value<int64_t>())
-      ("d-model", "model width (t5: feed-forward width becomes 4 * d_model, head size d_model / n_head)", cxxopts::value<int64_t>())
+      ("d-model", "model width (the feed-forward width is derived again unless --d-ff is given; t5: head size d_model / n_head)", cxxopts::value<int64_t>())
       ("seq-len", "context length (t5: encoder input length of span corruption, prefix window, pair cut-off)", cxxopts::value<int64_t>())
       ("n-kv-heads", "key/value heads: grouped-query attention (must divide n_head; 1: multi-query; default n_head)", cxxopts::value<int64_t>())
       ("d-ff", "feed-forward width (default 4 * d_model; 8/3 * d_model rounded up to 64 for swiglu|geglu)", cxxopts::value<int64_t>())

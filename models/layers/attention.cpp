@@ -63,15 +63,20 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
     q = apply_rotary(q, rotary_, P);
     k = apply_rotary(k, rotary_, P);
   }
-  // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; as many
-  // key/value heads as query heads spanning d_model): the fused kernel, same math in one pass.
+  // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; query heads
+  // spanning d_model): the fused kernel, same math in one pass, on [q; k; v] with kv heads repeated.
   const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
-  const bool plain = !cache && !position_bias.defined() && !dropout_active && n_kv_head_ == n_head_ &&
-                     q_width == x.size(2) && scale_ == 1.0 / std::sqrt(double(head_dim_));
+  const bool plain = !cache && !position_bias.defined() && !dropout_active && q_width == x.size(2) &&
+                     scale_ == 1.0 / std::sqrt(double(head_dim_));
   if (plain && is_causal_mask(blocked, T)) {
-    auto fused_input = rotary_.cos.defined() ? torch::cat({q.reshape({B, T, q_width}), k.reshape({B, T, kv_width}),
-                                                           qkv[2]}, -1)  // (B, T, 3C)
-                                             : qkv_all;
+    torch::Tensor fused_input = qkv_all;  // (B, T, 3C)
+    if (rotary_.cos.defined() || n_kv_head_ != n_head_) {
+      const int64_t group = n_head_ / n_kv_head_;
+      auto per_query_head = [&](const torch::Tensor& kv) {  // (B, T, n_kv, hs) -> (B, T, C)
+        return kv.unsqueeze(3).expand({B, T, n_kv_head_, group, head_dim_}).reshape({B, T, q_width});
+      };
+      fused_input = torch::cat({q.reshape({B, T, q_width}), per_query_head(k), per_query_head(v)}, -1);
+    }
     if (fused_causal_attention_supported(fused_input, n_head_)) {
       auto y = fused_causal_attention(fused_input, n_head_, scale_);  // (B, T, C)
       return fast_linear(y, c_proj->weight, c_proj->bias);
