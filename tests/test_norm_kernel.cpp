@@ -1,4 +1,5 @@
-// Fused LayerNorm tests: output and gradients of x, gain and bias equal torch::layer_norm.
+// Fused norm tests: LayerNorm's output and gradients of x, gain and bias equal torch::layer_norm;
+// RMSNorm's equal the formula in plain ops.
 #include <catch2/catch.hpp>
 
 #include "models/layers/norm_kernel.h"
@@ -31,4 +32,26 @@ TEST_CASE("fused LayerNorm equals torch::layer_norm in output and gradients", "[
   auto x = torch::randn({4, 6});
   auto w = torch::ones({6});
   CHECK(torch::allclose(fused_layer_norm(x, w, torch::Tensor(), 1e-5), torch::layer_norm(x, {6}, w, {}, 1e-5)));
+}
+
+TEST_CASE("fused RMSNorm equals x * rsqrt(mean(x^2) + eps) * w in output and gradients", "[norm_kernel]") {
+  torch::manual_seed(62);
+  for (const int64_t C : {8, 32, 128}) {
+    auto x = (torch::randn({3, 5, C}) * 2.0 + 0.5).requires_grad_(true);
+    auto w = (torch::randn({C}) * 0.3 + 1.0).requires_grad_(true);
+    auto rx = x.detach().clone().requires_grad_(true);
+    auto rw = w.detach().clone().requires_grad_(true);
+    auto y = fused_rms_norm(x, w, 1e-6);
+    auto ref = rx * torch::rsqrt(rx.pow(2).mean(-1, true) + 1e-6) * rw;
+    INFO("C " << C);
+    CHECK(torch::allclose(y, ref, 1e-5, 1e-5));
+    auto dy = torch::randn_like(ref);
+    (y * dy).sum().backward();
+    (ref * dy).sum().backward();
+    CHECK(torch::allclose(x.grad(), rx.grad(), 1e-4, 1e-5));
+    CHECK(torch::allclose(w.grad(), rw.grad(), 1e-4, 1e-5));
+  }
+  auto x = torch::randn({4, 6});  // not a multiple of 8: plain ops
+  auto w = torch::randn({6});
+  CHECK(torch::allclose(fused_rms_norm(x, w, 1e-6), x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-6) * w));
 }

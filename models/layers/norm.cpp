@@ -1,4 +1,4 @@
-// Normalisation layer: LayerNorm through the fused kernel in norm_kernel.cpp, RMSNorm computed in fp32.
+// Normalisation layer: LayerNorm or RMSNorm through the fused kernels in norm_kernel.cpp.
 #include "models/layers/norm.h"
 
 #include "models/layers/norm_kernel.h"
@@ -12,10 +12,8 @@ NormImpl::NormImpl(int64_t dim, const std::string& kind, bool bias, double eps)
 }
 
 torch::Tensor NormImpl::forward(const torch::Tensor& x) {
-  if (!rms_) return fused_layer_norm(x, weight, bias, eps_);  // torch::layer_norm where the kernel does not apply
-  auto x32 = x.to(torch::kFloat);
-  auto normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps_);
-  return normed.to(x.scalar_type()) * weight;
+  // Plain ops where the kernels do not apply (RMSNorm's in fp32).
+  return rms_ ? fused_rms_norm(x, weight, eps_) : fused_layer_norm(x, weight, bias, eps_);
 }
 
 Norm make_norm(const ModelConfig& config) {
