@@ -125,9 +125,20 @@ bool supported(const torch::Tensor& x, const torch::Tensor& weight) {
          x.size(-1) == weight.size(0) && weight.size(0) % 8 == 0 && x.numel() > 0;
 }
 
-// dgamma (C) from per-chunk partial sums, added in chunk order (deterministic for a given thread count).
-torch::Tensor sum_partials(const std::vector<float>& partial, int64_t chunks, const torch::Tensor& weight) {
+// Backward over `rows` rows in parallel chunks: rows_fn(begin, end, dgamma_partial) writes dx for its rows
+// and adds their dgamma into its chunk's partial (C floats). Returns dgamma (C), the partials added in
+// chunk order (deterministic for a given thread count).
+template <typename RowsFn>
+torch::Tensor backward_in_chunks(int64_t rows, const torch::Tensor& weight, const RowsFn& rows_fn) {
   const int64_t C = weight.size(0);
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows));
+  const int64_t per_chunk = (rows + chunks - 1) / chunks;
+  std::vector<float> partial(chunks * C, 0.0f);
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      rows_fn(k * per_chunk, std::min(rows, (k + 1) * per_chunk), partial.data() + k * C);
+    }
+  });
   auto dgamma = torch::zeros({C}, weight.options());  // (C)
   float* dg = dgamma.data_ptr<float>();
   for (int64_t k = 0; k < chunks; ++k) {
@@ -164,22 +175,16 @@ struct FusedLayerNormFunction : torch::autograd::Function<FusedLayerNormFunction
     const auto dy = grads[0].contiguous();
     const int64_t C = weight.size(0), rows = x.numel() / C;
     auto dx = torch::empty_like(x);
-    // One dgamma partial per chunk of rows, summed at the end (deterministic for a given thread count).
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows));
-    std::vector<float> partial(chunks * C, 0.0f);
+    torch::Tensor dgamma;
 #ifdef LMZOO_HAVE_X86
     const float *xp = x.data_ptr<float>(), *gp = weight.data_ptr<float>(), *dyp = dy.data_ptr<float>();
     const float *mp = mean.data_ptr<float>(), *rp = rstd.data_ptr<float>();
     float* dxp = dx.data_ptr<float>();
-    const int64_t per_chunk = (rows + chunks - 1) / chunks;
-    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        backward_rows(xp, gp, dyp, mp, rp, C, k * per_chunk, std::min(rows, (k + 1) * per_chunk), dxp,
-                      partial.data() + k * C);
-      }
+    dgamma = backward_in_chunks(rows, weight, [&](int64_t begin, int64_t end, float* partial) {
+      backward_rows(xp, gp, dyp, mp, rp, C, begin, end, dxp, partial);
     });
 #endif
-    return {dx, sum_partials(partial, chunks, weight), torch::Tensor()};
+    return {dx, dgamma, torch::Tensor()};
   }
 };
 
@@ -209,21 +214,16 @@ struct FusedRmsNormFunction : torch::autograd::Function<FusedRmsNormFunction> {
     const auto dy = grads[0].contiguous();
     const int64_t C = weight.size(0), rows = x.numel() / C;
     auto dx = torch::empty_like(x);
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), rows));
-    std::vector<float> partial(chunks * C, 0.0f);
+    torch::Tensor dgamma;
 #ifdef LMZOO_HAVE_X86
     const float *xp = x.data_ptr<float>(), *gp = weight.data_ptr<float>(), *dyp = dy.data_ptr<float>();
     const float* rp = rms_inv.data_ptr<float>();
     float* dxp = dx.data_ptr<float>();
-    const int64_t per_chunk = (rows + chunks - 1) / chunks;
-    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        rms_backward_rows(xp, gp, dyp, rp, C, k * per_chunk, std::min(rows, (k + 1) * per_chunk), dxp,
-                          partial.data() + k * C);
-      }
+    dgamma = backward_in_chunks(rows, weight, [&](int64_t begin, int64_t end, float* partial) {
+      rms_backward_rows(xp, gp, dyp, rp, C, begin, end, dxp, partial);
     });
 #endif
-    return {dx, sum_partials(partial, chunks, weight), torch::Tensor()};
+    return {dx, dgamma, torch::Tensor()};
   }
 };
 
