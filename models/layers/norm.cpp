@@ -12,8 +12,11 @@ NormImpl::NormImpl(int64_t dim, const std::string& kind, bool bias, double eps)
 }
 
 torch::Tensor NormImpl::forward(const torch::Tensor& x) {
+  // Under autocast a bf16 input (e.g. BERT's MLM dense output) meets fp32 parameters: normalise in the
+  // parameters' precision, as autocast does for norms on CUDA.
+  const auto input = x.scalar_type() == weight.scalar_type() ? x : x.to(weight.scalar_type());
   // Plain ops where the kernels do not apply (RMSNorm's in fp32).
-  return rms_ ? fused_rms_norm(x, weight, eps_) : fused_layer_norm(x, weight, bias, eps_);
+  return rms_ ? fused_rms_norm(input, weight, eps_) : fused_layer_norm(input, weight, bias, eps_);
 }
 
 Norm make_norm(const ModelConfig& config) {
