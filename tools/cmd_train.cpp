@@ -1,5 +1,6 @@
 // lmzoo train: assemble model + training config from preset / JSON / flags, then run the trainer;
 // or --resume a run from its last checkpoint.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -182,6 +183,25 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.tokenizer_model = pretrained.tokenizer_model;
 }
 
+// The objective-specific flags are refused under another objective rather than ignored (also on --resume,
+// where the objective is the run's). An unknown objective is left to TrainConfig::validate to name.
+void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::string& objective) {
+  const std::vector<std::string> known = {"causal", "prefix", "mlm", "classify", "span", "seq2seq"};
+  if (std::find(known.begin(), known.end(), objective) == known.end()) return;
+  auto only_for = [&](std::initializer_list<const char*> flags, const std::string& owner, const std::string& what) {
+    if (objective == owner) return;
+    for (const char* flag : flags) {
+      if (r.count(flag)) {
+        throw UsageError(std::string("--") + flag + " applies to --objective " + owner + " (" + what +
+                         "), not to " + objective);
+      }
+    }
+  };
+  only_for({"noise-density", "mean-span-length"}, "span", "t5 span corruption");
+  only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, "mlm",
+           "bert masked LM");
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -206,6 +226,7 @@ int run_train(int argc, char** argv) {
     request.train.out_dir = run_dir;
     request.tokenizer_model = info.tokenizer_model;
     request.resume_dir = info.dir;
+    reject_flags_of_other_objectives(r, request.train.objective);
     if (info.state.step >= request.train.steps) {
       throw UsageError("the run is already at step " + std::to_string(info.state.step) +
                        " of " + std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
@@ -225,6 +246,7 @@ int run_train(int argc, char** argv) {
                               : arch == "bert"                    ? "mlm"
                               : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
                                              : "causal";
+    reject_flags_of_other_objectives(r, request.train.objective);
     if (request.train.objective == "classify") {
       setup_classifier(r, request);
     } else {
