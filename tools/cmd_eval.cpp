@@ -32,6 +32,10 @@ ScoredText text_to_score(const cxxopts::ParseResult& r, const Tokenizer& tokeniz
   if (split != "val" && split != "train") throw UsageError("--split must be val or train");
   ScoredText out;
   if (r.count("data")) {
+    if (is_pairs_dir(r["data"].as<std::string>())) {
+      throw UsageError(r["data"].as<std::string>() + " holds prepared pairs, which score a t5; " + checkpoint +
+                       " is evaluated on token shards (lmzoo prepare --input) or --text");
+    }
     out.source = r["data"].as<std::string>() + " (" + split + ")";
     check_same_tokenizer(r["data"].as<std::string>(), tokenizer, checkpoint);
     out.stream = TokenStream::open(r["data"].as<std::string>(), split);
