@@ -10,7 +10,7 @@ using namespace lmzoo::test;
 
 namespace {
 const std::string kTiny = " --n-layer 1 --n-head 2 --d-model 32 --seq-len 16 --device cpu --batch-size 4 --warmup 1 "
-                          "--eval-interval 2 --eval-iters 1 --steps 2 ";
+                          "--eval-interval 2 --steps 2 ";
 
 void require_ok(const CliResult& r) {
   INFO(r.err);
@@ -26,8 +26,8 @@ TEST_CASE("CLI: flags of another arch or objective are refused, not ignored", "[
   write_text(dir / "labels.tsv", "the cat\ta\nthe dog\tb\nthe bird\ta\nthe tree\tb\n");
   require_ok(run_cli("prepare --pairs " + dir / "pairs.tsv" + " --tokenizer " + f.tokenizer_dir + " --out " +
                      dir / "pairs" + " --val-fraction 0.25"));
-  require_ok(run_cli("train --data " + f.data_dir + " --out " + gpt + kTiny));
-  require_ok(run_cli("train --arch bert --data " + f.data_dir + " --out " + bert + kTiny));
+  require_ok(run_cli("train --data " + f.data_dir + " --out " + gpt + kTiny + "--eval-iters 1"));
+  require_ok(run_cli("train --arch bert --data " + f.data_dir + " --out " + bert + kTiny + "--eval-iters 1"));
   require_ok(run_cli("train --init " + bert + " --data " + dir / "labels.tsv" + " --out " + clf +
                      " --steps 2 --batch-size 2 --device cpu"));
   require_ok(run_cli("train --arch t5 --data " + dir / "pairs" + " --out " + t5 + kTiny));
@@ -48,6 +48,11 @@ TEST_CASE("CLI: flags of another arch or objective are refused, not ignored", "[
                              " --segment-pairs"),
                      "--segment-pairs applies to --objective mlm (bert masked LM), not to classify");
     check_user_error(run_cli("train --resume " + gpt + " --steps 4 --mlm-probability 0.2"), "not to causal");
+    check_user_error(run_cli("train --resume " + t5 + " --steps 4 --eval-iters 3"),
+                     "--eval-iters does not apply to --objective seq2seq");
+    check_user_error(run_cli("train --init " + bert + " --data " + dir / "labels.tsv" + " --out " + dir / "x" +
+                             " --eval-iters 2"),
+                     "--eval-iters does not apply to --objective classify");
     check_user_error(run_cli("train --resume " + bert + " --steps 4 --noise-density 0.2"), "not to mlm");
     check_user_error(run_cli("train --arch bert --data " + f.data_dir + " --out " + dir / "x" + kTiny +
                              "--precision bf16"),

@@ -201,6 +201,10 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::
   only_for({"noise-density", "mean-span-length"}, "span", "t5 span corruption");
   only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, "mlm",
            "bert masked LM");
+  if ((objective == "classify" || objective == "seq2seq") && r.count("eval-iters")) {
+    throw UsageError("--eval-iters does not apply to --objective " + objective +
+                     ": validation scores the whole validation set");
+  }
 }
 
 // bf16 masked-LM training on CPU stops at the first step (the MLM head's LayerNorm gets bf16 input, which
