@@ -2,6 +2,7 @@
 #include "data/labelled_text.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -67,6 +68,10 @@ LabelledText parse_json_line(const std::string& line, const std::string& where) 
 }  // namespace
 
 std::vector<LabelledText> read_labelled_text(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw std::runtime_error(path + " is a directory; a classifier reads a labelled .tsv or .jsonl file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open labelled data file " + path);
   const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".json");

@@ -62,6 +62,10 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 nlohmann::json read_manifest(const std::string& data_dir) {
   std::error_code ec;
+  if (fs::is_regular_file(data_dir, ec)) {
+    throw std::runtime_error(data_dir + " is a file, not a prepared data directory (lmzoo prepare --out DIR); a "
+                             "labelled .tsv/.jsonl fine-tunes a bert classifier with --init RUN_DIR");
+  }
   if (!fs::is_directory(data_dir, ec)) throw std::runtime_error("data directory not found: " + data_dir);
   const std::string path = (fs::path(data_dir) / "manifest.json").string();
   std::ifstream in(path);

@@ -170,3 +170,21 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
     CHECK(ranked[0].second + ranked[1].second == Approx(1.0));
   }
 }
+
+TEST_CASE("classifier eval: precision bf16 runs the forward passes under autocast", "[finetune]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  write_text(dir / "dev.tsv", toy_examples(12, 5, false));
+  ModelConfig config = tiny_bert_config(f.vocab_size);
+  config.labels = {"animal", "place"};
+  torch::manual_seed(4);
+  AnyModel model = build_model(config);
+  const Tokenizer tokenizer = Tokenizer::load(f.tokenizer_dir);
+  const auto examples = read_labelled_text(dir / "dev.tsv");
+  const auto exact = evaluate_classifier(model.classifier, tokenizer, examples, 4, torch::kCPU);
+  const auto rounded = evaluate_classifier(model.classifier, tokenizer, examples, 4, torch::kCPU, "bf16");
+  INFO("fp32 loss " << exact.nll_sum << ", bf16 loss " << rounded.nll_sum);
+  CHECK(rounded.examples() == 12);
+  CHECK(rounded.nll_sum != exact.nll_sum);
+  CHECK(rounded.nll_sum == Approx(exact.nll_sum).epsilon(0.02));
+}

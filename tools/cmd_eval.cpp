@@ -32,6 +32,10 @@ ScoredText text_to_score(const cxxopts::ParseResult& r, const Tokenizer& tokeniz
   if (split != "val" && split != "train") throw UsageError("--split must be val or train");
   ScoredText out;
   if (r.count("data")) {
+    if (is_pairs_dir(r["data"].as<std::string>())) {
+      throw UsageError(r["data"].as<std::string>() + " holds prepared pairs, which score a t5; " + checkpoint +
+                       " is evaluated on token shards (lmzoo prepare --input) or --text");
+    }
     out.source = r["data"].as<std::string>() + " (" + split + ")";
     check_same_tokenizer(r["data"].as<std::string>(), tokenizer, checkpoint);
     out.stream = TokenStream::open(r["data"].as<std::string>(), split);
@@ -88,7 +92,8 @@ int eval_classifier(const cxxopts::ParseResult& r, BertClassifier& model, const 
   }
   const std::string path = r["data"].as<std::string>();
   const auto result =
-      evaluate_classifier(model, tokenizer, read_labelled_text(path), r["batch-size"].as<int64_t>(), device);
+      evaluate_classifier(model, tokenizer, read_labelled_text(path), r["batch-size"].as<int64_t>(), device,
+                          r["precision"].as<std::string>());
   std::printf("%s: %ld examples, accuracy %.4f, macro-F1 %.4f, loss %.4f\n", path.c_str(), long(result.examples()),
               result.accuracy(), result.macro_f1(), result.to_json()["loss"].get<double>());
   std::cout << result.to_json().dump() << std::endl;
@@ -143,6 +148,41 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
   return 0;
 }
 
+// Flags that do nothing for this kind of checkpoint are refused rather than ignored: one line naming the
+// flag, what it applies to, and what the checkpoint holds.
+void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind, bool pairs_dir, bool on_cpu) {
+  auto reject = [&](const char* flag, const std::string& applies_to) {
+    if (r.count(flag)) {
+      throw UsageError(std::string("--") + flag + " applies to " + applies_to + "; " +
+                       r["checkpoint"].as<std::string>() + " holds a " + kind + " model");
+    }
+  };
+  const bool gpt = kind == "gpt", bert = kind == "bert", t5 = kind == "t5";
+  if (!gpt) reject("stride", "gpt checkpoints (sliding-window perplexity)");
+  if (!bert) reject("pseudo", "bert checkpoints (pseudo-perplexity)");
+  if (!t5) reject("pairs", "t5 checkpoints (target perplexity of a pairs file)");
+  if (!t5) reject("batches", "t5 checkpoints evaluated on token shards (span-corruption batches)");
+  if (!bert && !t5) reject("seed", "bert (masked-token perplexity) and t5 (span corruption) checkpoints");
+  if (kind == "bert-classifier") reject("split", "prepared data directories, not a classifier's labelled file");
+  if (bert && on_cpu && r["precision"].as<std::string>() == "bf16") {
+    throw UsageError("--precision bf16 is not available for bert masked-LM models on CPU: the MLM head's "
+                     "LayerNorm fails on bf16 input under CPU autocast (use fp32)");
+  }
+  if (r.count("text") && r.count("split")) throw UsageError("--split applies to --data, not to --text");
+  if (bert && r.count("pseudo") && r.count("seed")) {
+    throw UsageError("--seed sets the masks of masked-token perplexity; --pseudo masks every token in turn");
+  }
+  if (t5 && r.count("pairs") && r.count("split")) throw UsageError("--split applies to --data, not to --pairs");
+  if (t5 && (r.count("pairs") || pairs_dir)) {
+    for (const char* flag : {"batches", "seed"}) {
+      if (r.count(flag)) {
+        throw UsageError(std::string("--") + flag + " applies to a t5 evaluated on token shards (span corruption), "
+                         "not on pairs");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int run_eval(int argc, char** argv) {
@@ -173,11 +213,15 @@ int run_eval(int argc, char** argv) {
   if (r["stride"].as<int64_t>() < 0 || r["batch-size"].as<int64_t>() <= 0) {
     throw UsageError("--stride must be >= 0 and --batch-size positive");
   }
+  const std::string precision = r["precision"].as<std::string>();
+  if (precision != "fp32" && precision != "bf16") throw UsageError("--precision must be fp32 or bf16");
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   const CheckpointInfo info = read_checkpoint(checkpoint);
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel model = load_model(info, device);
+  reject_flags_for(r, model.kind(), model.t5 && r.count("data") && is_pairs_dir(r["data"].as<std::string>()),
+                   device.is_cpu());
   if (model.classifier) return eval_classifier(r, model.classifier, tokenizer, device);
   if (model.bert) return eval_bert(r, model.bert, info, tokenizer, device);
   if (model.t5) {

@@ -59,6 +59,21 @@ std::vector<std::vector<int64_t>> report_hypotheses(const std::vector<Hypothesis
   return outputs;
 }
 
+// Flags that do nothing for this kind of checkpoint are refused rather than ignored. bert fills masks and a
+// classifier labels text: neither samples nor searches, and only a classifier reads a second text.
+void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind) {
+  const std::string holds = "; " + r["checkpoint"].as<std::string>() + " holds a " + kind + " model";
+  if (kind == "bert" || kind == "bert-classifier") {
+    if (r.count("beams")) throw UsageError("--beams applies to gpt and t5 checkpoints" + holds);
+    for (const char* flag : {"temperature", "top-p", "seed", "max-new-tokens"}) {
+      if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to gpt and t5 generation" + holds);
+    }
+  }
+  if (kind != "bert-classifier" && r.count("prompt-pair")) {
+    throw UsageError("--prompt-pair applies to bert classifier checkpoints (pair tasks)" + holds);
+  }
+}
+
 }  // namespace
 
 int run_generate(int argc_in, char** argv_in) {
@@ -108,7 +123,7 @@ int run_generate(int argc_in, char** argv_in) {
   if (beam) {
     beam_options.num_beams = r["beams"].as<int64_t>();
     if (beam_options.num_beams < 1) throw UsageError("--beams must be >= 1");
-    for (const char* flag : {"temperature", "top-k", "top-p"}) {
+    for (const char* flag : {"temperature", "top-k", "top-p", "seed"}) {
       if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to sampling, not to beam search (--beams)");
     }
     if (!std::isfinite(beam_options.length_penalty)) throw UsageError("--length-penalty must be a finite number");
@@ -127,9 +142,7 @@ int run_generate(int argc_in, char** argv_in) {
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel loaded = load_model(info, device);
   const std::string prompt = r["prompt"].as<std::string>();
-  if (beam && (loaded.bert || loaded.classifier)) {
-    throw UsageError("--beams applies to gpt and t5 checkpoints, this one holds a " + loaded.kind());
-  }
+  reject_flags_for(r, loaded.kind());
   if (loaded.t5) {
     // The prompt, with </s> appended as T5 does, goes to the encoder; the answer is printed without specials.
     std::vector<int64_t> input;

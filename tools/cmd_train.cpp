@@ -1,5 +1,6 @@
 // lmzoo train: assemble model + training config from preset / JSON / flags, then run the trainer;
 // or --resume a run from its last checkpoint.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/device.h"
 #include "train/trainer.h"
 
 namespace lmzoo::cli {
@@ -231,6 +233,38 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.tokenizer_model = pretrained.tokenizer_model;
 }
 
+// The objective-specific flags are refused under another objective rather than ignored (also on --resume,
+// where the objective is the run's). An unknown objective is left to TrainConfig::validate to name.
+void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::string& objective) {
+  const std::vector<std::string> known = {"causal", "prefix", "mlm", "classify", "span", "seq2seq"};
+  if (std::find(known.begin(), known.end(), objective) == known.end()) return;
+  auto only_for = [&](std::initializer_list<const char*> flags, const std::string& owner, const std::string& what) {
+    if (objective == owner) return;
+    for (const char* flag : flags) {
+      if (r.count(flag)) {
+        throw UsageError(std::string("--") + flag + " applies to --objective " + owner + " (" + what +
+                         "), not to " + objective);
+      }
+    }
+  };
+  only_for({"noise-density", "mean-span-length"}, "span", "t5 span corruption");
+  only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, "mlm",
+           "bert masked LM");
+  if ((objective == "classify" || objective == "seq2seq") && r.count("eval-iters")) {
+    throw UsageError("--eval-iters does not apply to --objective " + objective +
+                     ": validation scores the whole validation set");
+  }
+}
+
+// bf16 masked-LM training on CPU stops at the first step (the MLM head's LayerNorm gets bf16 input, which
+// CPU autocast does not cast back): refuse it before the run starts.
+void reject_unsupported_precision(const TrainConfig& t) {
+  if (t.objective == "mlm" && t.precision == "bf16" && resolve_device(t.device).is_cpu()) {
+    throw UsageError("--precision bf16 is not available for --objective mlm on CPU: the MLM head's LayerNorm "
+                     "fails on bf16 input under CPU autocast (use fp32)");
+  }
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -255,6 +289,7 @@ int run_train(int argc, char** argv) {
     request.train.out_dir = run_dir;
     request.tokenizer_model = info.tokenizer_model;
     request.resume_dir = info.dir;
+    reject_flags_of_other_objectives(r, request.train.objective);
     if (info.state.step >= request.train.steps) {
       throw UsageError("the run is already at step " + std::to_string(info.state.step) +
                        " of " + std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
@@ -274,6 +309,7 @@ int run_train(int argc, char** argv) {
                               : arch == "bert"                    ? "mlm"
                               : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
                                              : "causal";
+    reject_flags_of_other_objectives(r, request.train.objective);
     if (request.train.objective == "classify") {
       setup_classifier(r, request);
     } else {
@@ -294,6 +330,7 @@ int run_train(int argc, char** argv) {
     }
   }
   request.train.validate();
+  reject_unsupported_precision(request.train);
   const TrainResult result = train_model(request);
   std::cout << nlohmann::json({{"step", result.state.step},
                                {"train_loss", result.last_train_loss},

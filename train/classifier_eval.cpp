@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "data/batcher_mlm.h"
+#include "train/device.h"
 
 namespace lmzoo {
 
@@ -45,7 +46,7 @@ nlohmann::json ClassificationResult::to_json() const {
 
 ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer& tokenizer,
                                          const std::vector<LabelledText>& examples, int64_t batch_size,
-                                         const torch::Device& device) {
+                                         const torch::Device& device, const std::string& precision) {
   torch::NoGradGuard no_grad;
   model->eval();
   const auto& labels = model->config().labels;
@@ -61,8 +62,12 @@ ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer&
       truth.push_back(label_id(labels, examples[i].label));
     }
     const MlmBatch b = collate_mlm(framed);
-    auto logits = model->forward(b.input_ids.to(device), b.attention_mask.to(device), b.token_type_ids.to(device))
-                      .to(torch::kCPU, torch::kFloat);  // (B, n_labels)
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(precision, device);
+      logits = model->forward(b.input_ids.to(device), b.attention_mask.to(device), b.token_type_ids.to(device));
+    }
+    logits = logits.to(torch::kCPU, torch::kFloat);  // (B, n_labels)
     auto log_probs = torch::log_softmax(logits, -1);
     auto predicted = logits.argmax(-1);
     for (size_t r = 0; r < truth.size(); ++r) {

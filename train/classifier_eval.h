@@ -29,7 +29,7 @@ struct ClassificationResult {
 
 ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer& tokenizer,
                                          const std::vector<LabelledText>& examples, int64_t batch_size,
-                                         const torch::Device& device);
+                                         const torch::Device& device, const std::string& precision = "fp32");
 
 // (label, probability) for every label, most likely first.
 std::vector<std::pair<std::string, double>> classify_text(BertClassifier& model, const Tokenizer& tokenizer,
