@@ -2,6 +2,7 @@
 // RMSNorm's equal the formula in plain ops.
 #include <catch2/catch.hpp>
 
+#include "models/layers/norm.h"
 #include "models/layers/norm_kernel.h"
 
 using namespace lmzoo;
@@ -54,4 +55,16 @@ TEST_CASE("fused RMSNorm equals x * rsqrt(mean(x^2) + eps) * w in output and gra
   auto x = torch::randn({4, 6});  // not a multiple of 8: plain ops
   auto w = torch::randn({6});
   CHECK(torch::allclose(fused_rms_norm(x, w, 1e-6), x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-6) * w));
+}
+
+TEST_CASE("a norm layer takes a bf16 input in its parameters' precision", "[norm_kernel]") {
+  torch::manual_seed(63);
+  for (const std::string kind : {"layernorm", "rmsnorm"}) {
+    Norm norm(16, kind, /*bias=*/true, 1e-5);
+    auto x = torch::randn({2, 3, 16}).to(torch::kBFloat16);  // e.g. a linear layer's output under autocast
+    auto y = norm(x);
+    INFO(kind);
+    CHECK(y.scalar_type() == torch::kFloat);
+    CHECK(torch::allclose(y, norm(x.to(torch::kFloat)), 0, 0));
+  }
 }

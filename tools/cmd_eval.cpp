@@ -77,6 +77,7 @@ int eval_bert(const cxxopts::ParseResult& r, Bert& model, const CheckpointInfo& 
   options.batch_size = r["batch-size"].as<int64_t>();
   options.seed = r["seed"].as<uint64_t>();
   options.masking = {info.train.mlm_probability, info.train.mask_rate, info.train.random_rate, false};
+  options.precision = r["precision"].as<std::string>();
   const bool pseudo = r.count("pseudo") > 0;
   const auto result = pseudo ? pseudo_perplexity(model, scored.stream, scored.source_bytes, options, device)
                              : masked_token_perplexity(model, scored.stream, scored.source_bytes, options, device);
@@ -150,7 +151,7 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
 
 // Flags that do nothing for this kind of checkpoint are refused rather than ignored: one line naming the
 // flag, what it applies to, and what the checkpoint holds.
-void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind, bool pairs_dir, bool on_cpu) {
+void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind, bool pairs_dir) {
   auto reject = [&](const char* flag, const std::string& applies_to) {
     if (r.count(flag)) {
       throw UsageError(std::string("--") + flag + " applies to " + applies_to + "; " +
@@ -164,10 +165,6 @@ void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind, bo
   if (!t5) reject("batches", "t5 checkpoints evaluated on token shards (span-corruption batches)");
   if (!bert && !t5) reject("seed", "bert (masked-token perplexity) and t5 (span corruption) checkpoints");
   if (kind == "bert-classifier") reject("split", "prepared data directories, not a classifier's labelled file");
-  if (bert && on_cpu && r["precision"].as<std::string>() == "bf16") {
-    throw UsageError("--precision bf16 is not available for bert masked-LM models on CPU: the MLM head's "
-                     "LayerNorm fails on bf16 input under CPU autocast (use fp32)");
-  }
   if (r.count("text") && r.count("split")) throw UsageError("--split applies to --data, not to --text");
   if (bert && r.count("pseudo") && r.count("seed")) {
     throw UsageError("--seed sets the masks of masked-token perplexity; --pseudo masks every token in turn");
@@ -220,8 +217,7 @@ int run_eval(int argc, char** argv) {
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel model = load_model(info, device);
-  reject_flags_for(r, model.kind(), model.t5 && r.count("data") && is_pairs_dir(r["data"].as<std::string>()),
-                   device.is_cpu());
+  reject_flags_for(r, model.kind(), model.t5 && r.count("data") && is_pairs_dir(r["data"].as<std::string>()));
   if (model.classifier) return eval_classifier(r, model.classifier, tokenizer, device);
   if (model.bert) return eval_bert(r, model.bert, info, tokenizer, device);
   if (model.t5) {

@@ -13,7 +13,6 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
-#include "train/device.h"
 #include "train/trainer.h"
 
 namespace lmzoo::cli {
@@ -256,15 +255,6 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::
   }
 }
 
-// bf16 masked-LM training on CPU stops at the first step (the MLM head's LayerNorm gets bf16 input, which
-// CPU autocast does not cast back): refuse it before the run starts.
-void reject_unsupported_precision(const TrainConfig& t) {
-  if (t.objective == "mlm" && t.precision == "bf16" && resolve_device(t.device).is_cpu()) {
-    throw UsageError("--precision bf16 is not available for --objective mlm on CPU: the MLM head's LayerNorm "
-                     "fails on bf16 input under CPU autocast (use fp32)");
-  }
-}
-
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -330,7 +320,6 @@ int run_train(int argc, char** argv) {
     }
   }
   request.train.validate();
-  reject_unsupported_precision(request.train);
   const TrainResult result = train_model(request);
   std::cout << nlohmann::json({{"step", result.state.step},
                                {"train_loss", result.last_train_loss},

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "data/batcher_causal.h"
+#include "train/device.h"
 
 namespace lmzoo {
 
@@ -27,11 +28,12 @@ std::vector<MlmExample> framed_windows(const TokenStream& stream, int64_t max_se
 
 // Sum of -log p(label) over positions with label >= 0, and their count, for a batch of examples.
 std::pair<double, int64_t> score_examples(Bert& model, const std::vector<MlmExample>& examples,
-                                          const torch::Device& device) {
+                                          const torch::Device& device, const std::string& precision) {
   const MlmBatch b = collate_mlm(examples);
   const auto selected = b.labels >= 0;  // (R, T)
   const int64_t n = selected.sum().item<int64_t>();
   if (n == 0) return {0.0, 0};
+  AutocastScope autocast(precision, device);
   auto hidden = model->hidden_states(b.input_ids.to(device), b.attention_mask.to(device),
                                      b.token_type_ids.to(device));              // (R, T, C)
   auto logits = model->mlm_logits(hidden.index({selected.to(device)}));         // (N, V)
@@ -65,7 +67,7 @@ PerplexityResult masked_token_perplexity(Bert& model, const TokenStream& stream,
   int64_t scored = 0;
   for (size_t start = 0; start < windows.size(); start += size_t(options.batch_size)) {
     const auto end = windows.begin() + int64_t(std::min(windows.size(), start + size_t(options.batch_size)));
-    const auto [nll, n] = score_examples(model, {windows.begin() + int64_t(start), end}, device);
+    const auto [nll, n] = score_examples(model, {windows.begin() + int64_t(start), end}, device, options.precision);
     nll_sum += nll;
     scored += n;
   }
@@ -80,7 +82,7 @@ PerplexityResult pseudo_perplexity(Bert& model, const TokenStream& stream, int64
   int64_t scored = 0;
   std::vector<MlmExample> rows;
   auto flush = [&] {
-    const auto [nll, n] = score_examples(model, rows, device);
+    const auto [nll, n] = score_examples(model, rows, device, options.precision);
     nll_sum += nll;
     scored += n;
     rows.clear();
