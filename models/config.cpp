@@ -54,7 +54,6 @@ void ModelConfig::validate() const {
   require_one_of("norm_position", norm_position, {"pre", "post"});
   require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu", "geglu", "swiglu"});
   require_one_of("position", position, {"learned", "sinusoidal", "rope", "alibi", "relative", "none"});
-  require(!t5 || position == "relative", "arch t5 needs position 'relative' (got '" + position + "')");
   require(position != "rope" || head_size() % 2 == 0,
           "position 'rope' needs an even head size (got " + std::to_string(head_size()) + ")");
   require(position != "sinusoidal" || d_model % 2 == 0, "position 'sinusoidal' needs an even d_model");

@@ -39,7 +39,7 @@ struct ModelConfig {
   // relu | gelu | gelu-tanh | silu | geglu (gelu-tanh gate, T5 v1.1 "gated-gelu") | swiglu (silu gate).
   // Gated: act(c_fc x) * c_fc_lin x -> c_proj.
   std::string activation = "gelu";
-  // learned | sinusoidal | rope | alibi | relative (bucketed bias per head) | none; t5: relative only
+  // learned | sinusoidal | rope | alibi | relative (bucketed bias per head, T5's) | none
   std::string position = "learned";
   double rope_base = 10000.0;        // rope: frequencies base^(-2i / head size)
   int64_t relative_buckets = 32;     // relative position buckets (t5)

@@ -18,8 +18,18 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
       h->push_back(TransformerBlock(config));
     }
   }
-  rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
-                                                              config.relative_max_distance, !decoder));
+  if (config.position == "relative") {
+    rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
+                                                                config.relative_max_distance, !decoder));
+  }
+  if (config.position == "alibi") attn_bias = register_module("attn_bias", AttentionBias(config, !decoder));
+  if (config.position == "learned") {
+    wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
+  }
+  // T5's token embeddings are N(0, 1) already: the table is added unscaled.
+  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
+  const bool table = config.position == "learned" || config.position == "sinusoidal" || config.position == "rope";
+  table_length_ = table ? config.max_seq_len : 0;
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
@@ -27,8 +37,16 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
 torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, const torch::Tensor& memory,
                                    const torch::Tensor& memory_blocked, T5Cache* cache) {
   const int64_t T = x.size(1), P = cache ? cache->length() : 0;
-  auto position_bias = rel_bias(T, P + T, P);  // (1, nh, T, P+T)
-  auto y = dropout(x);
+  TORCH_CHECK(table_length_ == 0 || P + T <= table_length_, (decoder_ ? "decoder" : "encoder"), " length ", P + T,
+              " exceeds the ", table_length_, " positions of the model (max_seq_len)");
+  // relative / alibi: (1, nh, T, P+T) score bias; undefined otherwise.
+  torch::Tensor position_bias = rel_bias    ? rel_bias(T, P + T, P)
+                                : attn_bias ? attn_bias(T, P + T, P, x.device())
+                                            : torch::Tensor();
+  auto y = x;
+  if (wpe) y = y + wpe->weight.slice(0, P, P + T);                                          // (T, C) over B
+  if (sinusoid_.defined()) y = y + sinusoid_.slice(0, P, P + T).to(x.device(), x.scalar_type());  // (T, C)
+  y = dropout(y);
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {
       y = h->at<TransformerBlockImpl>(i).forward(y, blocked, nullptr, position_bias);
@@ -85,7 +103,8 @@ void T5Impl::init_weights() {
   shared->weight.normal_(0.0, 1.0);
   if (lm_head) lm_head->weight.normal_(0.0, 1.0);
   for (auto* stack : {encoder.get(), decoder.get()}) {
-    stack->rel_bias->weight.normal_(0.0, in_std);
+    if (stack->rel_bias) stack->rel_bias->weight.normal_(0.0, in_std);
+    if (stack->wpe) stack->wpe->weight.normal_(0.0, 1.0);  // as the token embeddings
     for (size_t i = 0; i < stack->h->size(); ++i) {
       if (auto* block = stack->h[i]->as<TransformerBlockImpl>()) {
         init_self(block->attn);

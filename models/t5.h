@@ -1,6 +1,6 @@
 // T5 encoder-decoder: shared token embedding, encoder stack (bidirectional, padding mask), decoder stack
-// (causal self-attention, cross-attention over the encoder output), relative position bias per stack,
-// RMSNorm, LM head tied (v1.0, decoder output scaled by d_model^-0.5) or untied (v1.1). Returns logits.
+// (causal self-attention, cross-attention over the encoder output), relative position bias per stack (or
+// another position scheme of the config, per stack), RMSNorm, LM head tied (v1.0, decoder output scaled by d_model^-0.5) or untied (v1.1). Returns logits.
 // Leaves out: the loss (train/), beam search (models/generation), HF checkpoint import.
 #pragma once
 #include <vector>
@@ -9,6 +9,7 @@
 
 #include "models/blocks.h"
 #include "models/config.h"
+#include "models/layers/positions.h"
 #include "models/layers/relative_position.h"
 
 namespace lmzoo {
@@ -31,8 +32,9 @@ struct T5Cache {
   int64_t length() const { return self.empty() ? 0 : self[0].length(); }
 };
 
-// One stack: dropout -> blocks (TransformerBlock in the encoder, DecoderBlock in the decoder, sharing
-// one relative position bias table) -> ln_f -> dropout.
+// One stack: (+ learned or sinusoidal positions) -> dropout -> blocks (TransformerBlock in the encoder,
+// DecoderBlock in the decoder, sharing one relative or ALiBi position bias; rope acts in self-attention)
+// -> ln_f -> dropout.
 class T5StackImpl : public torch::nn::Module {
  public:
   T5StackImpl(const ModelConfig& config, bool decoder);
@@ -43,12 +45,16 @@ class T5StackImpl : public torch::nn::Module {
                         const torch::Tensor& memory_blocked = torch::Tensor(), T5Cache* cache = nullptr);
 
   torch::nn::ModuleList h{nullptr};
-  RelativePositionBias rel_bias{nullptr};  // (buckets, nh): HF holds it in block 0's self-attention
-  Norm ln_f{nullptr};
+  RelativePositionBias rel_bias{nullptr};  // relative: (buckets, nh), HF holds it in block 0's self-attention
+  AttentionBias attn_bias{nullptr};        // alibi only
+  torch::nn::Embedding wpe{nullptr};       // learned positions only
+  Norm ln_f{nullptr};                      // null without a final norm
   torch::nn::Dropout dropout{nullptr};
 
  private:
   bool decoder_;
+  int64_t table_length_;    // positions a table-based scheme (learned, sinusoidal, rope) covers; 0: no limit
+  torch::Tensor sinusoid_;  // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(T5Stack);
 

@@ -12,8 +12,10 @@ namespace lmzoo {
 namespace {
 
 void write_t5(script::SourceWriter& s, const ModelConfig& c) {
-  s.relative_bias_method("_encoder_position_bias", "encoder.rel_bias.weight", true);
-  s.relative_bias_method("_decoder_position_bias", "decoder.rel_bias.weight", false);
+  if (c.position == "relative") {
+    s.relative_bias_method("_encoder_position_bias", "encoder.rel_bias.weight", true);
+    s.relative_bias_method("_decoder_position_bias", "decoder.rel_bias.weight", false);
+  }
 
   s.def("encode(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None) -> Tensor");
   s.line("B = input_ids.size(0)");
@@ -22,9 +24,9 @@ void write_t5(script::SourceWriter& s, const ModelConfig& c) {
   s.line("if attention_mask is not None:");
   s.line("    mask = attention_mask");
   s.line("blocked = (mask == 0).view(B, 1, 1, T)", "(B, 1, 1, S): pad keys, every head and query");
-  s.line("position_bias = self._encoder_position_bias(T, T)", "(1, nh, S, S)");
   s.line("x = torch.embedding(" + s.param("shared.weight") + ", input_ids)", "(B, S, C)");
-  for (int64_t i = 0; i < c.n_layer; ++i) s.block("encoder.h." + std::to_string(i), "blocked", "position_bias");
+  const std::string encoder_bias = s.position_setup("encoder.wpe.weight", "input_ids.device", "_encoder_position_bias");
+  for (int64_t i = 0; i < c.n_layer; ++i) s.block("encoder.h." + std::to_string(i), "blocked", encoder_bias);
   s.line("return " + (c.final_norm ? s.norm("encoder.ln_f", "x") : std::string("x")));
 
   s.def("decode(self, decoder_input_ids: Tensor, encoder_hidden: Tensor, attention_mask: Optional[Tensor] = None)"
@@ -38,10 +40,11 @@ void write_t5(script::SourceWriter& s, const ModelConfig& c) {
   s.line("memory_blocked = (mask == 0).view(B, 1, 1, S)", "(B, 1, 1, S)");
   s.line("pos = torch.arange(T, device=decoder_input_ids.device)");
   s.line("blocked = pos.view(T, 1) < pos.view(1, T)", "(T, T): future keys");
-  s.line("position_bias = self._decoder_position_bias(T, T)", "(1, nh, T, T)");
   s.line("x = torch.embedding(" + s.param("shared.weight") + ", decoder_input_ids)", "(B, T, C)");
+  const std::string decoder_bias =
+      s.position_setup("decoder.wpe.weight", "decoder_input_ids.device", "_decoder_position_bias");
   for (int64_t i = 0; i < c.decoder_layers(); ++i) {
-    s.decoder_block("decoder.h." + std::to_string(i), "blocked", "position_bias", "encoder_hidden", "memory_blocked");
+    s.decoder_block("decoder.h." + std::to_string(i), "blocked", decoder_bias, "encoder_hidden", "memory_blocked");
   }
   if (c.final_norm) s.line("x = " + s.norm("decoder.ln_f", "x"));
   if (c.tie_embeddings) s.line("x = x * " + script::literal(std::pow(double(c.d_model), -0.5)), "tied: d_model^-0.5");

@@ -192,11 +192,14 @@ void SourceWriter::relative_bias_method(const std::string& name, const std::stri
   line("return bias.permute(2, 0, 1).unsqueeze(0)", "(1, nh, T, S)");
 }
 
-std::string SourceWriter::position_setup(const std::string& learned_table, const std::string& device) {
+std::string SourceWriter::position_setup(const std::string& learned_table, const std::string& device,
+                                         const std::string& relative_method) {
   const std::string& position = config_.position;
   if (position == "learned") line("x = x + " + param(learned_table) + "[:T]", "(T, C) broadcast over B");
   if (position == "sinusoidal") {  // the embedding scale of GPT / Bert, then new_module's table
-    line("x = x * " + literal(std::sqrt(double(config_.d_model))), "token embeddings scaled by sqrt(C)");
+    if (config_.arch != "t5") {
+      line("x = x * " + literal(std::sqrt(double(config_.d_model))), "token embeddings scaled by sqrt(C)");
+    }
     line("x = x + self.sinusoid_table[:T]", "(T, C)");
   }
   if (position == "rope") {
@@ -211,7 +214,7 @@ std::string SourceWriter::position_setup(const std::string& learned_table, const
     return "position_bias";
   }
   if (position == "relative") {
-    line("position_bias = self._position_bias(T, T)", "(1, nh, T, T)");
+    line("position_bias = self." + relative_method + "(T, T)", "(1, nh, T, T)");
     return "position_bias";
   }
   return "";

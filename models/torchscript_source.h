@@ -60,11 +60,12 @@ class SourceWriter {
   void relative_bias_method(const std::string& name, const std::string& weight, bool bidirectional);
   // Lines for the config's position scheme at positions 0 .. T-1 on `device`: learned and sinusoidal
   // positions are added to x (learned from the table `learned_table`, sinusoidal to embeddings scaled by
-  // sqrt(C)); rope defines rope_cos and rope_sin;
+  // sqrt(C), except T5's unit-scale ones); rope defines rope_cos and rope_sin;
   // alibi (-slope * |query - key|, either direction) and relative define position_bias (relative through
-  // the method _position_bias, which the caller defines first with relative_bias_method). Returns the
-  // score bias expression ("" for none).
-  std::string position_setup(const std::string& learned_table, const std::string& device);
+  // relative_method, which the caller defines first with relative_bias_method). Returns the score bias
+  // expression ("" for none).
+  std::string position_setup(const std::string& learned_table, const std::string& device,
+                             const std::string& relative_method = "_position_bias");
   // logits[..., :vocab_size] when the vocabulary is padded, else logits.
   std::string unpadded(const std::string& logits) const;
   // Encoder / decoder-only block (TransformerBlock) and encoder-decoder decoder block (DecoderBlock).

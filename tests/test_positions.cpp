@@ -118,8 +118,8 @@ TEST_CASE("variant config fields validate, derive d_ff and read older files", "[
   bad.vocab_multiple = 0;
   rejects(bad, "vocab_multiple");
   ModelConfig t5 = lmzoo::test::tiny_t5_config();
-  t5.position = "rope";
-  rejects(t5, "relative");
+  t5.init = "gpt2";
+  rejects(t5, "init 't5'");
   bad = base;
   bad.n_head = 32;  // head size 1: rope needs an even one
   bad.position = "rope";

@@ -93,7 +93,7 @@ TEST_CASE("CLI: an edited presets --show config trains, evaluates, generates and
   CHECK(std::filesystem::exists(dir / "m.pt"));
 }
 
-TEST_CASE("CLI: the switch flags reach the model config of gpt and bert runs", "[zoo][cli]") {
+TEST_CASE("CLI: the switch flags reach the model config of gpt, bert and t5 runs", "[zoo][cli]") {
   const Fixture& f = tiny_corpus("char");
   TempDir dir;
   const std::string common = " --data " + f.data_dir + " --steps 2 --batch-size 2 --seq-len 16 --n-layer 1 " +
@@ -133,6 +133,19 @@ TEST_CASE("CLI: the switch flags reach the model config of gpt and bert runs", "
   CHECK(eval.exit_code == 0);
   auto fill = run_cli("generate --checkpoint " + (dir / "bert") + " --prompt 'The [MASK] sat'");
   CHECK(fill.exit_code == 0);
+
+  auto t5 = run_cli("train --arch t5 --out " + (dir / "t5") + common +
+                    "--position rope --n-kv-heads 2 --activation swiglu --norm-position post");
+  INFO(t5.err);
+  REQUIRE(t5.exit_code == 0);
+  const auto t = run_config(dir / "t5");
+  CHECK(t["position"] == "rope");
+  CHECK(t["n_kv_heads"] == 2);
+  auto answer = run_cli("generate --checkpoint " + (dir / "t5") + " --prompt 'The cat' --max-new-tokens 6 --beams 2");
+  CHECK(answer.exit_code == 0);
+  // rope tables cover max_seq_len (16) decoder positions: more is one clear error, not a crash.
+  check_user_error(run_cli("generate --checkpoint " + (dir / "t5") + " --prompt 'The cat' --max-new-tokens 40"),
+                   "--max-new-tokens is at most 16");
 }
 
 TEST_CASE("CLI: bad switch values give one clear line and a non-zero exit", "[zoo][cli][errors]") {
@@ -142,7 +155,7 @@ TEST_CASE("CLI: bad switch values give one clear line and a non-zero exit", "[zo
   check_user_error(run_cli(base + "--n-kv-heads 3"), "n_kv_heads");
   check_user_error(run_cli(base + "--position rotary"), "position");
   check_user_error(run_cli(base + "--activation swish"), "activation");
-  check_user_error(run_cli(base + "--arch t5 --position rope"), "relative");
+  check_user_error(run_cli(base + "--arch t5 --init gpt2"), "init 't5'");
   check_user_error(run_cli(base + "--vocab-multiple 0"), "vocab_multiple");
   CHECK_FALSE(std::filesystem::exists(dir / "run"));
 }

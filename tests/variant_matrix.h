@@ -44,14 +44,16 @@ inline std::vector<Variant> switch_matrix(const std::string& arch) {
   return all;
 }
 
-// T5 with the switches that apply to it (positions stay relative).
+// T5 with every position scheme, each with another activation and the other switches cycled.
 inline std::vector<Variant> t5_switch_matrix() {
   const std::vector<std::string> activations = {"relu", "gelu", "gelu-tanh", "silu", "swiglu", "geglu"};
+  const std::vector<std::string> positions = {"relative", "sinusoidal", "rope", "alibi", "learned", "none"};
   const int64_t kv_heads[] = {0, 2, 1};
   std::vector<Variant> all;
   for (size_t i = 0; i < activations.size(); ++i) {
     ModelConfig c = tiny_t5_config();
     c.activation = activations[i];
+    c.position = positions[i];
     c.d_ff = 0;
     c.n_kv_heads = kv_heads[i % 3];
     c.norm = i % 2 ? "layernorm" : "rmsnorm";
@@ -60,7 +62,8 @@ inline std::vector<Variant> t5_switch_matrix() {
     c.bias = i == 2;
     c.tie_embeddings = i % 2 == 0;
     c.vocab_multiple = i == 1 ? 64 : 1;
-    all.push_back({"t5 " + activations[i] + " kv " + std::to_string(c.kv_heads()) + " " + c.norm, c});
+    all.push_back({"t5 " + positions[i] + " " + activations[i] + " kv " + std::to_string(c.kv_heads()) + " " + c.norm,
+                   c});
   }
   return all;
 }

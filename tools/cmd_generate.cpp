@@ -148,6 +148,17 @@ int run_generate(int argc_in, char** argv_in) {
     std::vector<int64_t> input;
     for (int id : tokenizer.encode(prompt)) input.push_back(id);
     input.push_back(special::kEos);
+    const ModelConfig& c = loaded.t5->config();
+    if (c.position == "learned" || c.position == "sinusoidal" || c.position == "rope") {
+      const std::string limit = std::to_string(c.max_seq_len);
+      if (int64_t(input.size()) > c.max_seq_len) {
+        throw UsageError("the prompt is " + std::to_string(input.size()) + " tokens; this t5's " + c.position +
+                         " positions cover " + limit);
+      }
+      if (sampling.max_new_tokens > c.max_seq_len) {
+        throw UsageError("--max-new-tokens is at most " + limit + " for this t5 (" + c.position + " positions)");
+      }
+    }
     std::vector<std::vector<int64_t>> outputs;
     if (beam) {
       outputs = report_hypotheses(beam_search_t5(loaded.t5, {input}, beam_options)[0]);
