@@ -62,10 +62,8 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   TORCH_CHECK(T <= config_.max_seq_len, "sequence length ", T, " exceeds the model's maximum ", config_.max_seq_len);
   auto x = word_embeddings(input_ids);  // (B, T, C)
   if (position_embeddings) x = x + position_embeddings->weight.slice(0, 0, T);  // (T, C) broadcast over B
-  if (sinusoid_.defined()) {  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table
-    x = x * std::sqrt(double(config_.d_model));
-    x = x + sinusoid_.slice(0, 0, T).to(x.device(), x.scalar_type());  // (T, C)
-  }
+  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
+  if (sinusoid_.defined()) x = add_sinusoidal(x, sinusoid_, 0, std::sqrt(double(config_.d_model)));
   if (token_type_ids.defined()) {
     TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
                 input_ids.sizes(), ", got ", token_type_ids.sizes());

@@ -54,6 +54,10 @@ struct ModelConfig {
   int64_t padded_vocab() const { return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple; }
   int64_t head_size() const { return head_dim > 0 ? head_dim : d_model / n_head; }
   int64_t attn_dim() const { return n_head * head_size(); }  // width of q (all heads)
+  // learned, sinusoidal and rope positions come from tables of max_seq_len rows, which bound the length.
+  bool positions_from_table() const {
+    return position == "learned" || position == "sinusoidal" || position == "rope";
+  }
   int64_t decoder_layers() const { return n_decoder_layer > 0 ? n_decoder_layer : n_layer; }
   bool gated_ffn() const { return activation == "geglu" || activation == "swiglu"; }
   // Factor on the attention scores q.k: 1/sqrt(hs), except T5, which folds it into the q init.

@@ -58,10 +58,8 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
               config_.max_seq_len);
   auto x = wte(idx);  // (B, T, C)
   if (wpe) x = x + wpe->weight.slice(0, P, P + T);  // (T, C) broadcast over B
-  if (sinusoid_.defined()) {  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table
-    x = x * std::sqrt(double(config_.d_model));
-    x = x + sinusoid_.slice(0, P, P + T).to(x.device(), x.scalar_type());  // (T, C)
-  }
+  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
+  if (sinusoid_.defined()) x = add_sinusoidal(x, sinusoid_, P, std::sqrt(double(config_.d_model)));
   x = emb_dropout(x);
   // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
   auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);

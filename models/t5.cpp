@@ -28,8 +28,7 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
   }
   // T5's token embeddings are N(0, 1) already: the table is added unscaled.
   if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
-  const bool table = config.position == "learned" || config.position == "sinusoidal" || config.position == "rope";
-  table_length_ = table ? config.max_seq_len : 0;
+  table_length_ = config.positions_from_table() ? config.max_seq_len : 0;
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
@@ -45,7 +44,7 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
                                             : torch::Tensor();
   auto y = x;
   if (wpe) y = y + wpe->weight.slice(0, P, P + T);                                          // (T, C) over B
-  if (sinusoid_.defined()) y = y + sinusoid_.slice(0, P, P + T).to(x.device(), x.scalar_type());  // (T, C)
+  if (sinusoid_.defined()) y = add_sinusoidal(y, sinusoid_, P, 1.0);                          // (T, C) over B
   y = dropout(y);
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {

@@ -149,7 +149,7 @@ int run_generate(int argc_in, char** argv_in) {
     for (int id : tokenizer.encode(prompt)) input.push_back(id);
     input.push_back(special::kEos);
     const ModelConfig& c = loaded.t5->config();
-    if (c.position == "learned" || c.position == "sinusoidal" || c.position == "rope") {
+    if (c.positions_from_table()) {
       const std::string limit = std::to_string(c.max_seq_len);
       if (int64_t(input.size()) > c.max_seq_len) {
         throw UsageError("the prompt is " + std::to_string(input.size()) + " tokens; this t5's " + c.position +

@@ -29,6 +29,13 @@ torch::Tensor sinusoidal_table(int64_t length, int64_t dim) {
   return torch::stack({torch::sin(angle), torch::cos(angle)}, -1).reshape({length, dim}).to(torch::kFloat);
 }
 
+torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
+                             double embedding_scale) {
+  const int64_t T = x.size(1);
+  auto rows = table.slice(0, offset, offset + T).to(x.device(), x.scalar_type());  // (T, C)
+  return (embedding_scale == 1.0 ? x : x * embedding_scale) + rows;
+}
+
 RotaryTables rotary_tables(int64_t length, int64_t head_size, double base) {
   auto f64 = torch::TensorOptions().dtype(torch::kDouble);
   auto angle = torch::arange(length, f64).unsqueeze(1) * as_tensor(rotary_frequencies(head_size, base));  // (L, hs/2)

@@ -17,6 +17,9 @@ namespace lmzoo {
 // to token embeddings scaled by sqrt(d_model), as Vaswani et al. do.
 torch::Tensor sinusoidal_table(int64_t length, int64_t dim);
 std::vector<double> sinusoidal_frequencies(int64_t dim);
+// x * embedding_scale + table rows offset .. offset + T - 1: x (B, T, C), table (L, C) -> (B, T, C).
+torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
+                             double embedding_scale);
 
 // Rotary tables (length, head_size) each, float: angle p * base^(-2i / head_size) for i < head_size / 2,
 // the same angles repeated for the second half. Computed in float64, rounded once.
