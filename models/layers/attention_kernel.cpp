@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -139,20 +138,44 @@ LMZOO_AVX2 inline void weighted_rows2(const float* w0, const float* w1, int64_t 
   }
 }
 
-// (hs, Tp) transpose of the T rows of src (row stride `stride`), zero in columns [T, Tp).
-void transpose_rows(const float* src, int64_t stride, int64_t T, int64_t Tp, int64_t hs, float* dst) {
-  for (int64_t j = 0; j < T; ++j) {
-    for (int64_t d = 0; d < hs; ++d) dst[d * Tp + j] = src[j * stride + d];
+// dst[c * dst_stride + r] = src[r * src_stride + c] for an 8 x 8 block (unpack, shuffle, swap 128-bit halves).
+LMZOO_AVX2 inline void transpose8x8(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
-  for (int64_t d = 0; d < hs; ++d) {
-    for (int64_t j = T; j < Tp; ++j) dst[d * Tp + j] = 0.0f;
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
   }
 }
 
-// Copies T rows of hs floats (row stride `stride`) into a contiguous (T, hs) block: rows of the (T, 3C) QKV
-// buffer are 3C floats apart, which maps every head's rows onto a few L1 sets.
-void gather_rows(const float* src, int64_t stride, int64_t T, int64_t hs, float* dst) {
-  for (int64_t j = 0; j < T; ++j) std::memcpy(dst + j * hs, src + j * stride, sizeof(float) * hs);
+// (hs, Tp) transpose of a contiguous (T, hs) block, zero in columns [T, Tp); hs is a multiple of 8.
+LMZOO_AVX2 void transpose_rows(const float* src, int64_t T, int64_t Tp, int64_t hs, float* dst) {
+  const int64_t T8 = T / 8 * 8;
+  for (int64_t j = 0; j < T8; j += 8) {
+    for (int64_t d = 0; d < hs; d += 8) transpose8x8(src + j * hs + d, hs, dst + d * Tp + j, Tp);
+  }
+  for (int64_t d = 0; d < hs; ++d) {
+    for (int64_t j = T8; j < Tp; ++j) dst[d * Tp + j] = j < T ? src[j * hs + d] : 0.0f;
+  }
+}
+
+// Copies T rows of hs = 8 NV floats (row stride `stride`) into a contiguous (T, hs) block: rows of the (T, 3C)
+// QKV buffer are 3C floats apart, which maps every head's rows onto a few L1 sets.
+template <int NV>
+LMZOO_AVX2 inline void gather_rows(const float* src, int64_t stride, int64_t T, float* dst) {
+  for (int64_t j = 0; j < T; ++j) {
+    for (int c = 0; c < NV; ++c) _mm256_storeu_ps(dst + j * 8 * NV + 8 * c, _mm256_loadu_ps(src + j * stride + 8 * c));
+  }
 }
 
 // Per-thread scratch for one (batch, head): transposed keys or values (hs, Tp), contiguous copies of
@@ -221,10 +244,10 @@ LMZOO_AVX2 void forward_head(const float* qkv, int64_t T, int64_t C, int64_t h, 
   float* k = scratch.c.data();  // (T, hs)
   float* s0 = scratch.row.data();
   float* s1 = scratch.row2.data();
-  gather_rows(qkv + h * hs, C3, T, hs, q);
-  gather_rows(qkv + C + h * hs, C3, T, hs, k);
-  gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
-  transpose_rows(k, hs, T, Tp, hs, kt);  // (hs, Tp)
+  gather_rows<NV>(qkv + h * hs, C3, T, q);
+  gather_rows<NV>(qkv + C + h * hs, C3, T, k);
+  gather_rows<NV>(qkv + 2 * C + h * hs, C3, T, v);
+  transpose_rows(k, T, Tp, hs, kt);  // (hs, Tp)
   auto probs_row = [&](int64_t i) { return probs ? probs + i * Tp : nullptr; };
   int64_t i = 0;
   if constexpr (NV <= 4) {
@@ -263,11 +286,11 @@ LMZOO_AVX2 void backward_head(const float* qkv, const float* probs, const float*
   float* dq = dqkv + h * hs;
   float* dk = dqkv + C + h * hs;
   float* dv = dqkv + 2 * C + h * hs;
-  gather_rows(qkv + h * hs, C3, T, hs, q);
-  gather_rows(qkv + C + h * hs, C3, T, hs, k);
-  gather_rows(qkv + 2 * C + h * hs, C3, T, hs, v);
-  gather_rows(dy + h * hs, C, T, hs, dyh);
-  transpose_rows(v, hs, T, Tp, hs, vt);  // (hs, Tp)
+  gather_rows<NV>(qkv + h * hs, C3, T, q);
+  gather_rows<NV>(qkv + C + h * hs, C3, T, k);
+  gather_rows<NV>(qkv + 2 * C + h * hs, C3, T, v);
+  gather_rows<NV>(dy + h * hs, C, T, dyh);
+  transpose_rows(v, T, Tp, hs, vt);  // (hs, Tp)
   int64_t i = 0;
   if constexpr (NV <= 4) {
     for (; i + 1 < T; i += 2) {

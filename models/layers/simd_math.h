@@ -1,5 +1,5 @@
-// Vectorised float math for the AVX2/FMA kernels: exp (Cephes polynomial), erf (Abramowitz-Stegun 7.1.26,
-// as ATen's AVX2 erf), horizontal sum and max. Leaves out: other ISAs (callers check cpu_has_avx2_fma()).
+// Vectorised float math for the AVX2/FMA kernels: exp (Cephes polynomial), erf given exp(-x^2) (Abramowitz-Stegun
+// 7.1.26, as ATen's AVX2 erf), horizontal sum and max. Leaves out: other ISAs (callers check cpu_has_avx2_fma()).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,9 +40,9 @@ LMZOO_AVX2 inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(pow2n));
 }
 
-// erf of 8 floats: sign(x) (1 - (((((p5 t + p4) t + p3) t + p2) t + p1) t exp(-x^2)), t = 1 / (1 + p |x|),
-// the formula (and constants) of ATen's Vectorized<float>::erf; absolute error below 1.5e-7.
-LMZOO_AVX2 inline __m256 erf8(__m256 x) {
+// erf of 8 floats given e = exp(-x^2): sign(x) (1 - (((((p5 t + p4) t + p3) t + p2) t + p1) t e),
+// t = 1 / (1 + p |x|), the formula (and constants) of ATen's Vectorized<float>::erf; absolute error below 1.5e-7.
+LMZOO_AVX2 inline __m256 erf8_given_exp(__m256 x, __m256 e) {
   const __m256 neg_zero = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
   const __m256 sign = _mm256_and_ps(neg_zero, x);
   const __m256 ax = _mm256_xor_ps(sign, x);
@@ -51,8 +51,7 @@ LMZOO_AVX2 inline __m256 erf8(__m256 x) {
   r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(1.421413741f));
   r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(-0.284496736f));
   r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(0.254829592f));
-  const __m256 neg_exp = _mm256_xor_ps(neg_zero, exp8(_mm256_xor_ps(neg_zero, _mm256_mul_ps(x, x))));
-  return _mm256_xor_ps(sign, _mm256_fmadd_ps(_mm256_mul_ps(neg_exp, t), r, one));
+  return _mm256_xor_ps(sign, _mm256_fnmadd_ps(_mm256_mul_ps(e, t), r, one));
 }
 
 LMZOO_AVX2 inline float hsum(__m256 v) {
