@@ -187,31 +187,40 @@ struct Scratch {
         row(round_up8(T)), row2(round_up8(T)) {}
 };
 
+// scale * scores of vector c of a row of nv vectors, -inf in the last vector's lanes outside `live`.
+LMZOO_AVX2 inline __m256 scaled_scores(const float* srow, int64_t c, int64_t nv, __m256 vscale, __m256 live) {
+  const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
+  if (c + 1 < nv) return s;
+  return _mm256_blendv_ps(_mm256_set1_ps(-std::numeric_limits<float>::infinity()), s, live);
+}
+
 // Softmax of one score row in place: srow holds q_i . k_j for j < 8 nv (nv = ceil(n / 8)); on return it holds
 // p_ij = softmax_j(scale q_i . k_j) for j < n and 0 for n <= j < 8 nv. probs, when given, receives the row
 // zero-padded to Tp.
 LMZOO_AVX2 void softmax_row(float* srow, int64_t n, float scale, float* probs, int64_t Tp) {
   const int64_t nv = (n + 7) / 8;
   const __m256 vscale = _mm256_set1_ps(scale);
-  __m256 vmax = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t c = 0; c < nv; ++c) {
-    const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vscale);
-    _mm256_storeu_ps(srow + 8 * c, s);
-    if (8 * c + 8 <= n) vmax = _mm256_max_ps(vmax, s);
-  }
-  float m = hmax(vmax);
-  for (int64_t j = 8 * (n / 8); j < n; ++j) m = std::max(m, srow[j]);
-  const __m256 vm = _mm256_set1_ps(m);
-  for (int64_t c = 0; c < nv; ++c) {
-    _mm256_storeu_ps(srow + 8 * c, exp8(_mm256_sub_ps(_mm256_loadu_ps(srow + 8 * c), vm)));
-  }
-  for (int64_t j = n; j < 8 * nv; ++j) srow[j] = 0.0f;  // future positions
+  // Lanes of the last vector that hold real scores (j < n).
+  const __m256 live = _mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(float(n - 8 * (nv - 1))),
+                                    _CMP_LT_OQ);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 vmax = neg_inf;
+  for (int64_t c = 0; c < nv; ++c) vmax = _mm256_max_ps(vmax, scaled_scores(srow, c, nv, vscale, live));
+  const __m256 vm = _mm256_set1_ps(hmax(vmax));
   __m256 vsum = _mm256_setzero_ps();
-  for (int64_t c = 0; c < nv; ++c) vsum = _mm256_add_ps(vsum, _mm256_loadu_ps(srow + 8 * c));
+  for (int64_t c = 0; c < nv; ++c) {
+    // exp8 clamps -inf to -88.4, where it returns exactly 0: future positions get probability 0.
+    const __m256 e = exp8(_mm256_sub_ps(scaled_scores(srow, c, nv, vscale, live), vm));
+    vsum = _mm256_add_ps(vsum, e);
+    _mm256_storeu_ps(srow + 8 * c, e);
+  }
   const __m256 inv = _mm256_set1_ps(1.0f / hsum(vsum));
-  for (int64_t c = 0; c < nv; ++c) _mm256_storeu_ps(srow + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), inv));
+  for (int64_t c = 0; c < nv; ++c) {
+    const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), inv);
+    _mm256_storeu_ps(srow + 8 * c, p);
+    if (probs) _mm256_storeu_ps(probs + 8 * c, p);
+  }
   if (probs) {
-    for (int64_t j = 0; j < 8 * nv; ++j) probs[j] = srow[j];
     for (int64_t j = 8 * nv; j < Tp; ++j) probs[j] = 0.0f;
   }
 }
