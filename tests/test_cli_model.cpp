@@ -101,3 +101,22 @@ TEST_CASE("CLI: presets lists GPT-2 with its published parameter count", "[cli][
   REQUIRE(shown.exit_code == 0);
   CHECK(nlohmann::json::parse(shown.out)["n_layer"] == 12);
 }
+
+TEST_CASE("CLI: bench times training steps and reports consistent figures", "[cli][bench]") {
+  const Fixture& f = tiny_corpus("char");
+  auto r = run_cli("bench --data " + f.data_dir + " --steps 5 --skip 2 --batch-size 2 --threads 1 --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = last_json_line(r.out);
+  CHECK(j["iters_timed"] == 3);
+  CHECK(j["threads"] == 1);
+  const double median = j["ms_per_iter_median"], fastest = j["ms_per_iter_min"];
+  CHECK(fastest > 0.0);
+  CHECK(fastest <= median);
+  // gpt-nano's context is 64 tokens: tokens/s is 2 * 64 tokens over the median step.
+  CHECK(j["tokens_per_s"].get<double>() == Approx(2 * 64 / (median / 1e3)).epsilon(1e-9));
+  CHECK(j["mfu"].get<double>() == Approx(j["model_gflops_per_s"].get<double>() / j["peak_gemm_gflops"].get<double>()));
+
+  check_user_error(run_cli("bench --data " + f.data_dir + " --steps 2 --skip 5"), "--steps must be larger than --skip");
+  check_user_error(run_cli("bench --steps 5"), "--data");
+}
