@@ -1,4 +1,5 @@
-// Fused GELU tests: output and gradient equal torch::gelu (erf form), tails of every length, no-grad path.
+// Fused GELU tests: output and gradient equal torch::gelu (erf form), tails of every length, no-grad path,
+// retained graphs.
 #include <catch2/catch.hpp>
 
 #include "models/layers/activation_kernel.h"
@@ -25,4 +26,20 @@ TEST_CASE("fused GELU equals torch::gelu in output and gradient", "[activation_k
   auto wide = torch::randn({4, 6, 5}).transpose(1, 2);
   torch::NoGradGuard no_grad;
   CHECK(torch::allclose(fused_gelu(wide), torch::gelu(wide), 1e-6, 1e-6));
+}
+
+TEST_CASE("fused GELU: a retained graph gives the same gradient on every backward", "[activation_kernel]") {
+  // The first backward must not overwrite the stored derivative while the graph is kept.
+  torch::manual_seed(32);
+  auto x = (torch::randn({3, 50}) * 2.0).requires_grad_(true);
+  auto ref_x = x.detach().clone().requires_grad_(true);
+  auto dy = torch::randn({3, 50});
+  (torch::gelu(ref_x) * dy).sum().backward();
+  auto loss = (fused_gelu(x) * dy).sum();
+  loss.backward({}, /*retain_graph=*/true);
+  auto first = x.grad().clone();
+  x.mutable_grad().zero_();
+  loss.backward();
+  CHECK(torch::allclose(first, ref_x.grad(), 1e-5, 1e-6));
+  CHECK(torch::allclose(x.grad(), ref_x.grad(), 1e-5, 1e-6));
 }

@@ -3,6 +3,7 @@
 #include "models/layers/activation_kernel.h"
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/graph_task.h>
 
 #include <cmath>
 #include <cstring>
@@ -69,7 +70,13 @@ struct FusedGeluFunction : torch::autograd::Function<FusedGeluFunction> {
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    return {grads[0] * ctx->get_saved_variables()[0]};
+    auto d = ctx->get_saved_variables()[0];
+    // d is this node's own buffer. When the graph is freed after this backward and no higher-order graph is
+    // being built, the product overwrites it instead of taking fresh memory.
+    if (!torch::autograd::get_current_graph_task_keep_graph() && !torch::GradMode::is_enabled()) {
+      return {d.mul_(grads[0])};
+    }
+    return {grads[0] * d};
   }
 };
 
