@@ -3,6 +3,17 @@
 
 namespace lmzoo {
 
+namespace {
+
+// x + out, where out is a sublayer's freshly computed output: added in place when the dtypes and shapes
+// match, which saves allocating and filling a new tensor (the sum is the same: float addition commutes).
+torch::Tensor add_residual(const torch::Tensor& x, torch::Tensor out) {
+  if (out.scalar_type() == x.scalar_type() && out.sizes() == x.sizes()) return out.add_(x);
+  return x + out;
+}
+
+}  // namespace
+
 TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == "pre") {
   ln_1 = register_module("ln_1", make_norm(config));
   attn = register_module("attn", SelfAttention(config));
@@ -14,11 +25,11 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm
 torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
                                             const torch::Tensor& position_bias) {
   if (pre_norm_) {
-    auto h = x + resid_dropout(attn(ln_1(x), blocked, cache, position_bias));
-    return h + resid_dropout(mlp(ln_2(h)));
+    auto h = add_residual(x, resid_dropout(attn(ln_1(x), blocked, cache, position_bias)));
+    return add_residual(h, resid_dropout(mlp(ln_2(h))));
   }
-  auto h = ln_1(x + resid_dropout(attn(x, blocked, cache, position_bias)));
-  return ln_2(h + resid_dropout(mlp(h)));
+  auto h = ln_1(add_residual(x, resid_dropout(attn(x, blocked, cache, position_bias))));
+  return ln_2(add_residual(h, resid_dropout(mlp(h))));
 }
 
 DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == "pre") {
@@ -36,13 +47,13 @@ torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const torch::Ten
                                         const torch::Tensor& memory_blocked, LayerKVCache* cache,
                                         LayerKVCache* cross_cache) {
   if (pre_norm_) {
-    auto h = x + resid_dropout(attn(ln_1(x), blocked, cache, position_bias));
-    h = h + resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache));
-    return h + resid_dropout(mlp(ln_3(h)));
+    auto h = add_residual(x, resid_dropout(attn(ln_1(x), blocked, cache, position_bias)));
+    h = add_residual(h, resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache)));
+    return add_residual(h, resid_dropout(mlp(ln_3(h))));
   }
-  auto h = ln_1(x + resid_dropout(attn(x, blocked, cache, position_bias)));
-  h = ln_2(h + resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache)));
-  return ln_3(h + resid_dropout(mlp(h)));
+  auto h = ln_1(add_residual(x, resid_dropout(attn(x, blocked, cache, position_bias))));
+  h = ln_2(add_residual(h, resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache))));
+  return ln_3(add_residual(h, resid_dropout(mlp(h))));
 }
 
 }  // namespace lmzoo

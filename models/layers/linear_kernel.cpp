@@ -17,11 +17,11 @@ namespace lmzoo {
 namespace {
 
 // C (M, N) = A (M, K) op(B), op(B) = B^T for B (N, K) when trans_b, else B (K, N). All row-major contiguous.
-void sgemm(const torch::Tensor& a, const torch::Tensor& b, bool trans_b, torch::Tensor& c) {
+void sgemm(const torch::Tensor& a, const torch::Tensor& b, bool trans_b, torch::Tensor c) {
   const int64_t M = a.size(0), K = a.size(1), N = c.size(1);
   const int status = dnnl_sgemm('N', trans_b ? 'T' : 'N', M, N, K, 1.0f, a.data_ptr<float>(), K,
                                 b.data_ptr<float>(), trans_b ? K : N, 0.0f, c.data_ptr<float>(), N);
-  if (status != 0) c = trans_b ? torch::mm(a, b.t()) : torch::mm(a, b);  // dnnl_success is 0
+  if (status != 0) torch::mm_out(c, a, trans_b ? b.t() : b);  // dnnl_success is 0
 }
 
 struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
@@ -30,13 +30,14 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
     const int64_t K = x.size(-1), N = weight.size(0);
     auto x2 = x.reshape({-1, K}).contiguous();  // (M, K)
     auto w = weight.contiguous();               // (N, K)
-    auto y = torch::empty({x2.size(0), N}, x.options());
-    sgemm(x2, w, /*trans_b=*/true, y);  // (M, N)
-    ctx->save_for_backward({x2, w});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
     auto out_sizes = x.sizes().vec();
     out_sizes.back() = N;
-    return y.view(out_sizes);  // (..., N)
+    // Allocated in its final shape, not returned as a view, so that callers may add to it in place.
+    auto y = torch::empty(out_sizes, x.options());  // (..., N)
+    sgemm(x2, w, /*trans_b=*/true, y.view({x2.size(0), N}));  // (M, N)
+    ctx->save_for_backward({x2, w});
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    return y;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -47,9 +48,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
     auto dy = grads[0].reshape({-1, w.size(0)}).contiguous();  // (M, N)
     torch::Tensor dx, dw;
     if (ctx->needs_input_grad(0)) {
-      dx = torch::empty_like(x2);           // (M, K)
-      sgemm(dy, w, /*trans_b=*/false, dx);  // dy W
-      dx = dx.view(ctx->saved_data["x_sizes"].toIntVector());  // (..., K)
+      dx = torch::empty(ctx->saved_data["x_sizes"].toIntVector(), x2.options());  // (..., K)
+      sgemm(dy, w, /*trans_b=*/false, dx.view(x2.sizes()));         // (M, K) = dy W
     }
     if (ctx->needs_input_grad(1)) dw = torch::mm(dy.t(), x2);  // (N, K)
     return {dx, dw};
