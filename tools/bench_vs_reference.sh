@@ -48,4 +48,7 @@ print(f"threads {sys.argv[4]}, OPENBLAS_CORETYPE={sys.argv[5]}, {len(lm)} rounds
 print(f"lmzoo:     {l:.1f} ms/iter  {tokens / l * 1e3:.0f} tokens/s  MFU {100 * statistics.median(mfu):.1f}%")
 print(f"reference: {p:.1f} ms/iter  {tokens / p * 1e3:.0f} tokens/s")
 print(f"ratio lmzoo/reference: {l / p:.3f}")
+# Each round times both programs back to back, so its own ratio is less exposed to the host's drift.
+rounds = sorted(a / b for a, b in zip(lm, py))
+print(f"per-round ratios: median {statistics.median(rounds):.3f}, range {rounds[0]:.3f}-{rounds[-1]:.3f}")
 PY
