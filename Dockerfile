@@ -8,6 +8,7 @@
 #   CUDA (official LibTorch 2.x CUDA build on an nvidia/cuda image; tests not built):
 #     docker build --target cuda -t lmzoo:cuda .
 #     docker build --target cuda --build-arg LIBTORCH_URL=<other libtorch zip> -t lmzoo:cuda .
+#     docker build --target cuda --build-arg CUDA_ARCHITECTURES="80;90" -t lmzoo:cuda .
 #     docker run --rm --gpus all lmzoo:cuda bench --help
 #   The LibTorch zip must be a cxx11-ABI build (Ubuntu's sentencepiece uses that ABI) whose
 #   CUDA version matches CUDA_DEVEL_IMAGE.
@@ -18,10 +19,14 @@
 ARG CUDA_DEVEL_IMAGE=nvidia/cuda:12.6.3-cudnn-devel-ubuntu24.04
 ARG CUDA_RUNTIME_IMAGE=nvidia/cuda:12.6.3-runtime-ubuntu24.04
 
-# --- cuda-build: compiles lmzoo against the official CUDA LibTorch (needs nvcc/cuDNN
-# headers only for LibTorch's CMake config; lmzoo itself has no CUDA sources).
+# --- cuda-build: compiles lmzoo against the official CUDA LibTorch zip the way the README documents
+# (tools/build.sh -DCMAKE_PREFIX_PATH=/opt/libtorch/share/cmake). LibTorch's CMake config needs nvcc;
+# lmzoo itself has no CUDA sources. The build has no GPU, so "native" cannot be used:
+# CUDA_ARCHITECTURES names the targets. The tests are not built here: the image build has no GPU
+# to run the [cuda] cases on (tools/gpu_check.sh builds and runs them on a GPU machine).
 FROM ${CUDA_DEVEL_IMAGE} AS cuda-build
 ARG LIBTORCH_URL=https://download.pytorch.org/libtorch/cu126/libtorch-cxx11-abi-shared-with-deps-2.6.0%2Bcu126.zip
+ARG CUDA_ARCHITECTURES=90
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config ca-certificates curl unzip \
@@ -32,9 +37,10 @@ RUN curl -fsSL -o /tmp/libtorch.zip "${LIBTORCH_URL}" \
  && rm /tmp/libtorch.zip
 WORKDIR /opt/lmzoo
 COPY . .
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH=/opt/libtorch/share/cmake -DLMZOO_BUILD_TESTS=OFF \
- && cmake --build build -j"$(nproc)"
+RUN LMZOO_SKIP_APT=1 bash tools/build.sh /opt/lmzoo/build \
+      -DCMAKE_PREFIX_PATH=/opt/libtorch/share/cmake \
+      -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}" \
+      -DLMZOO_BUILD_TESTS=OFF
 
 # --- cuda: runtime image with the binary and LibTorch's libraries (the "with-deps" zip
 # bundles cuDNN, cuBLAS and NCCL); run with `--gpus all`.

@@ -1,14 +1,19 @@
-// Loads liblmzoo_spm.so with dlopen(RTLD_LOCAL | RTLD_DEEPBIND) next to the executable, at the
-// build-time path, or through the library search path, and forwards to its entry points.
+// Loads liblmzoo_spm.so with dlopen(RTLD_LOCAL) next to the executable, at the build-time path, or through the
+// library search path, and forwards to its entry points. RTLD_DEEPBIND is added only where it is needed: a
+// libsentencepiece with its own protobuf in a process that already holds a shared libprotobuf (Debian 12).
 #include "data/sentencepiece_bridge.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
 
+#include "lmzoo_build_config.h"
 #include "lmzoo_build_paths.h"
 
 namespace lmzoo {
@@ -26,6 +31,25 @@ std::string executable_dir() {
   return ec ? "" : exe.parent_path().string();
 }
 
+// Whether a shared libprotobuf is loaded into this process (Debian's LibTorch links one; pip torch's is static and
+// hidden).
+bool process_has_shared_protobuf() {
+  bool found = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const char* name = info->dlpi_name;
+        if (name != nullptr && std::strstr(name, "/libprotobuf") != nullptr) *static_cast<bool*>(data) = true;
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+int bridge_dlopen_flags() {
+  const bool isolate = LMZOO_SPM_EMBEDS_PROTOBUF && process_has_shared_protobuf();
+  return RTLD_NOW | RTLD_LOCAL | (isolate ? RTLD_DEEPBIND : 0);
+}
+
 const Bridge& bridge() {
   static Bridge loaded;
   static std::once_flag once;
@@ -36,7 +60,7 @@ const Bridge& bridge() {
     for (const std::string& candidate :
          {executable_dir() + "/" + name, std::string(LMZOO_SPM_BRIDGE_PATH), executable_dir() + "/../lib/" + name, name}) {
       if (candidate.empty() || (candidate != name && !std::filesystem::exists(candidate))) continue;
-      handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      handle = dlopen(candidate.c_str(), bridge_dlopen_flags());
       if (handle) break;
       errors += std::string(" ") + dlerror();
     }

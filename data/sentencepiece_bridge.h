@@ -1,7 +1,9 @@
-// SentencePiece behind a dlopen()ed bridge library (liblmzoo_spm.so, loaded RTLD_LOCAL|RTLD_DEEPBIND).
-// Why: Debian's libsentencepiece embeds protobuf 3.14 and exports its symbols, while LibTorch loads
-// protobuf 3.21; linked into one process they interpose each other and crash at start-up. The bridge
-// keeps SentencePiece's protobuf private. SentencePiece's own log stays off (see the bridge source).
+// SentencePiece behind a dlopen()ed bridge library (liblmzoo_spm.so, loaded RTLD_LOCAL).
+// Why: Debian 12's libsentencepiece embeds protobuf 3.14 and exports its symbols, while Debian's LibTorch loads
+// protobuf 3.21; linked into one process they interpose each other and crash at start-up. There the bridge is
+// loaded with RTLD_DEEPBIND to keep SentencePiece's protobuf private; elsewhere (Debian 13's sentencepiece uses
+// the shared protobuf, pip torch hides its own) without, since RTLD_DEEPBIND gives the bridge libstdc++ objects
+// (iostreams, locale ids) that the executable never initialised. SentencePiece's own log stays off.
 // A dlmopen() namespace with a plain C interface would isolate it fully; not needed so far.
 // Leaves out: any SentencePiece API lmzoo does not use.
 #pragma once

@@ -80,7 +80,7 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   }
   // alibi / relative: (1, nh, T, T) score bias; undefined otherwise.
   auto position_bias = attn_bias ? attn_bias(T, T, 0, input_ids.device()) : torch::Tensor();
-  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, blocked, nullptr, position_bias);
+  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, {blocked, false}, nullptr, position_bias);
   return ln_f ? ln_f(x) : x;
 }
 

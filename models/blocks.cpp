@@ -22,13 +22,13 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,
                                             const torch::Tensor& position_bias) {
   if (pre_norm_) {
-    auto h = add_residual(x, resid_dropout(attn(ln_1(x), blocked, cache, position_bias)));
+    auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
     return add_residual(h, resid_dropout(mlp(ln_2(h))));
   }
-  auto h = ln_1(add_residual(x, resid_dropout(attn(x, blocked, cache, position_bias))));
+  auto h = ln_1(add_residual(x, resid_dropout(attn(x, mask, cache, position_bias))));
   return ln_2(add_residual(h, resid_dropout(mlp(h))));
 }
 
@@ -42,16 +42,16 @@ DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
 }
 
-torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked,
+torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
                                         const torch::Tensor& position_bias, const torch::Tensor& memory,
                                         const torch::Tensor& memory_blocked, LayerKVCache* cache,
                                         LayerKVCache* cross_cache) {
   if (pre_norm_) {
-    auto h = add_residual(x, resid_dropout(attn(ln_1(x), blocked, cache, position_bias)));
+    auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
     h = add_residual(h, resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache)));
     return add_residual(h, resid_dropout(mlp(ln_3(h))));
   }
-  auto h = ln_1(add_residual(x, resid_dropout(attn(x, blocked, cache, position_bias))));
+  auto h = ln_1(add_residual(x, resid_dropout(attn(x, mask, cache, position_bias))));
   h = ln_2(add_residual(h, resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache))));
   return ln_3(add_residual(h, resid_dropout(mlp(h))));
 }

@@ -13,8 +13,8 @@ namespace lmzoo {
 class TransformerBlockImpl : public torch::nn::Module {
  public:
   explicit TransformerBlockImpl(const ModelConfig& config);
-  // x: (B, T, C); blocked, cache and position_bias as in SelfAttention.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache = nullptr,
+  // x: (B, T, C); mask, cache and position_bias as in SelfAttention.
+  torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
 
   Norm ln_1{nullptr}, ln_2{nullptr};
@@ -31,9 +31,9 @@ TORCH_MODULE(TransformerBlock);
 class DecoderBlockImpl : public torch::nn::Module {
  public:
   explicit DecoderBlockImpl(const ModelConfig& config);
-  // x: (B, T, C); memory: encoder output (B, S, C). blocked, cache and position_bias apply to the self-
+  // x: (B, T, C); memory: encoder output (B, S, C). mask, cache and position_bias apply to the self-
   // attention as in SelfAttention; memory_blocked and cross_cache to the cross-attention as in CrossAttention.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& blocked, const torch::Tensor& position_bias,
+  torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, const torch::Tensor& position_bias,
                         const torch::Tensor& memory, const torch::Tensor& memory_blocked,
                         LayerKVCache* cache = nullptr, LayerKVCache* cross_cache = nullptr);
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "models/layers/linear_kernel.h"
+#include "models/kernels/linear_kernel.h"
 
 namespace lmzoo {
 
@@ -76,8 +76,9 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   }
   // alibi / relative: (1, nh, T, P+T) score bias; undefined otherwise.
   auto position_bias = attn_bias ? attn_bias(T, P + T, P, idx.device()) : torch::Tensor();
+  const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined()};
   for (size_t i = 0; i < h->size(); ++i) {
-    x = h->at<TransformerBlockImpl>(i).forward(x, blocked, cache ? &(*cache)[i] : nullptr, position_bias);
+    x = h->at<TransformerBlockImpl>(i).forward(x, mask, cache ? &(*cache)[i] : nullptr, position_bias);
   }
   return ln_f ? ln_f(x) : x;
 }

@@ -84,4 +84,10 @@ int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings)
   return total;
 }
 
+double model_flops_per_token(const ModelConfig& c) {
+  const int64_t layers = c.arch == "t5" ? c.n_layer + c.decoder_layers() : c.n_layer;
+  return 6.0 * double(count_parameters(c, /*include_position_embeddings=*/false)) +
+         12.0 * double(layers) * double(c.d_model) * double(c.max_seq_len);
+}
+
 }  // namespace lmzoo

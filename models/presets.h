@@ -21,4 +21,8 @@ const Preset& find_preset(const std::string& name);
 // embeddings (as MFU's N).
 int64_t count_parameters(const ModelConfig& config, bool include_position_embeddings = true);
 
+// Training FLOPs per token (forward + backward), PaLM's estimate as nanoGPT uses it for MFU:
+// 6 N (N without position tables) + 12 * layers * d_model * context (attention scores), both stacks for t5.
+double model_flops_per_token(const ModelConfig& config);
+
 }  // namespace lmzoo

@@ -48,15 +48,16 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
   y = dropout(y);
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {
-      y = h->at<TransformerBlockImpl>(i).forward(y, blocked, nullptr, position_bias);
+      y = h->at<TransformerBlockImpl>(i).forward(y, {blocked, false}, nullptr, position_bias);
     }
     return dropout(ln_f ? ln_f(y) : y);
   }
   auto options = torch::TensorOptions().dtype(torch::kLong).device(x.device());
   auto causal = torch::arange(P, P + T, options).view({T, 1}) < torch::arange(P + T, options).view({1, P + T});
-  auto self_blocked = blocked.defined() ? (causal | blocked) : causal;  // (T, P+T) or broadcast
+  const AttentionMask self_mask{blocked.defined() ? (causal | blocked) : causal,  // (T, P+T) or broadcast
+                                /*causal=*/P == 0 && !blocked.defined()};
   for (size_t i = 0; i < h->size(); ++i) {
-    y = h->at<DecoderBlockImpl>(i).forward(y, self_blocked, position_bias, memory, memory_blocked,
+    y = h->at<DecoderBlockImpl>(i).forward(y, self_mask, position_bias, memory, memory_blocked,
                                            cache ? &cache->self[i] : nullptr, cache ? &cache->cross[i] : nullptr);
   }
   return dropout(ln_f ? ln_f(y) : y);

@@ -1,7 +1,7 @@
 // Catch2 checks shared by the CLI tests: a user error is one clear stderr line with a non-zero exit;
 // the last stdout line is a JSON object.
 #pragma once
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <string>
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 #include <torch/script.h>
 #include <torch/torch.h>
 

@@ -1,6 +1,6 @@
 // BERT tests: bidirectionality, padding invariance, init, parameter counts, MLM masking and batches,
 // loss only on selected positions, loss falling on a tiny stream.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <array>
 #include <cmath>

@@ -1,6 +1,6 @@
 // End-to-end CLI tests of the BERT journey: masked-LM pretraining -> classification fine-tuning ->
 // eval (accuracy) -> generate (label), resume, presets, and the bad inputs of these paths.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,6 +1,6 @@
 // End-to-end tests of `lmzoo tokenizer` and `lmzoo prepare`: round trips through stdin/stdout, the
 // prepared stream and manifest, and one-line errors for bad input. Leaves out: the other subcommands.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <sstream>
 

@@ -1,6 +1,6 @@
 // CLI tests: flags that would do nothing for the checkpoint's architecture or the run's objective are
 // refused with one clear stderr line and a non-zero exit (train, eval, generate), never silently ignored.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"

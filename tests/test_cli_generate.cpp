@@ -1,6 +1,6 @@
 // End-to-end CLI tests of lmzoo generate's decoding flags: beam search and n-best on a tiny trained GPT,
 // greedy / sampling / beams on a T5 checkpoint written through save_checkpoint, and flag validation.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <filesystem>
 #include <sstream>

@@ -1,6 +1,6 @@
 // End-to-end CLI tests of the GPT journey: train -> eval -> generate -> export -> resume, and
 // each subcommand's bad inputs (one clear line on stderr, non-zero exit).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <filesystem>
 
@@ -88,6 +88,8 @@ TEST_CASE("CLI: bad inputs give one clear line and a non-zero exit", "[cli][erro
   check_user_error(run_cli("train --resume " + dir / "nope"), "no last/ checkpoint");
   check_user_error(run_cli("presets --show gpt5"), "unknown preset");
   check_user_error(run_cli("frobnicate"), "unknown command");
+  // The same ASCII quoting whatever cxxopts release parsed the flags (3.1 prints typographic quotes).
+  check_user_error(run_cli("eval --frobnicate 3"), "'frobnicate'");
 
   write_text(run + "/last/model.pt", "garbage");
   check_user_error(run_cli("generate --checkpoint " + run + "/last --prompt hi"), "corrupt");
@@ -116,6 +118,19 @@ TEST_CASE("CLI: bench times training steps and reports consistent figures", "[cl
   // gpt-nano's context is 64 tokens: tokens/s is 2 * 64 tokens over the median step.
   CHECK(j["tokens_per_s"].get<double>() == Approx(2 * 64 / (median / 1e3)).epsilon(1e-9));
   CHECK(j["mfu"].get<double>() == Approx(j["model_gflops_per_s"].get<double>() / j["peak_gemm_gflops"].get<double>()));
+
+  // Any family's preset, with its default objective and a shorter context.
+  const Fixture& bpe = tiny_corpus("bpe");
+  for (const auto& [preset, objective] : {std::pair<std::string, std::string>{"bert-tiny", "mlm"}, {"t5-small", "span"}}) {
+    auto b = run_cli("bench --data " + bpe.data_dir + " --preset " + preset +
+                     " --seq-len 32 --steps 3 --skip 1 --batch-size 2 --threads 1 --json");
+    INFO(preset << ": " << b.err);
+    REQUIRE(b.exit_code == 0);
+    auto jb = last_json_line(b.out);
+    CHECK(jb["objective"] == objective);
+    CHECK(jb["tokens_per_s"].get<double>() == Approx(2 * 32 / (jb["ms_per_iter_median"].get<double>() / 1e3)));
+    CHECK(jb["mfu"].get<double>() > 0.0);
+  }
 
   check_user_error(run_cli("bench --data " + f.data_dir + " --steps 2 --skip 5"), "--steps must be larger than --skip");
   check_user_error(run_cli("bench --steps 5"), "--data");

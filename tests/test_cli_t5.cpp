@@ -1,7 +1,7 @@
 // End-to-end CLI tests of the T5 journey: prepare --pairs, train --arch t5 (span corruption, seq2seq on
 // pairs, resume), gpt --objective prefix, eval (target perplexity on shards, prepared pairs and a pairs
 // file), and the bad inputs of these paths (one clear stderr line, non-zero exit).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"

@@ -1,6 +1,6 @@
 // CLI tests: data of the wrong kind (a labelled file where token shards are expected, a directory where a
 // labelled file is expected, prepared pairs given to a gpt or bert) is named in one clear stderr line.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"

@@ -1,7 +1,7 @@
 // Fused cross-entropy tests: loss and gradient equal torch's cross_entropy, with ignored targets.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
-#include "train/cross_entropy_kernel.h"
+#include "models/kernels/cross_entropy_kernel.h"
 
 using namespace lmzoo;
 

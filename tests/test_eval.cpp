@@ -1,6 +1,6 @@
 // Perplexity tests: a uniform model's perplexity is the vocabulary size; the sliding window scores
 // every token once with the context the stride allows (checked against brute force).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // TorchScript export tests: the module loads with torch::jit::load and in Python's torch.jit.load
 // and matches lmzoo's outputs for several batch sizes, lengths and paddings, for several model variants
 // of each family (GPT, BERT, BERT classifier, T5).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Export tests of the variant matrix (issue 5): every gpt, bert and t5 switch combination exports to
 // TorchScript whose outputs match lmzoo's; a Llama-style model matches in C++ and in Python.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <torch/script.h>
 

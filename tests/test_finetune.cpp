@@ -1,6 +1,6 @@
 // BERT through the trainer: masked-LM pretraining, labelled-text reading, classification fine-tuning
 // from a pretrained checkpoint (--init) and its metrics (accuracy, macro-F1).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <random>

@@ -1,11 +1,10 @@
 // Fused clipping + AdamW tests: parameters and moments equal clip_grad_norm_ + torch::optim::AdamW step by step.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <sstream>
-#include <string>
-#include <type_traits>
 
-#include "train/fused_adamw.h"
+#include "models/kernels/fused_adamw.h"
+#include "models/torch_compat.h"
 
 using namespace lmzoo;
 
@@ -34,15 +33,9 @@ std::vector<torch::Tensor> clone_params(const std::vector<torch::Tensor>& params
   return out;
 }
 
-// A parameter's key in Optimizer::state(): a string in LibTorch 1.x, the TensorImpl address in 2.x.
 template <typename Map>
 typename Map::key_type key_of(const Map&, const torch::Tensor& p) {
-  using Key = typename Map::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(p.unsafeGetTensorImpl());
-  }
+  return compat::optimizer_state_key<typename Map::key_type>(p);
 }
 
 void check_moments(torch::optim::AdamW& a, const std::vector<torch::Tensor>& pa, torch::optim::AdamW& b,
@@ -79,7 +72,7 @@ TEST_CASE("fused clip + AdamW equals clip_grad_norm_ + AdamW::step", "[train][fu
       double ref_norm = 0.0;
       if (max_norm > 0) ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
       ref_opt->step();
-      const double fused_norm = clip_and_adamw_step(*fused_opt, max_norm);
+      const double fused_norm = clip_and_adamw_step(*fused_opt, max_norm).item<double>();
       INFO("max_norm " << max_norm << ", step " << step);
       CHECK(fused_norm == Approx(ref_norm).epsilon(1e-5));
       for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(fused[i], ref[i], 1e-5, 1e-6));
@@ -99,4 +92,54 @@ TEST_CASE("fused AdamW state survives an optimizer save / load round trip", "[tr
   auto restored = make_adamw(params, 1e-3);
   torch::load(*restored, buffer);
   check_moments(*opt, params, *restored, params);
+}
+
+// Runs the library (clip_grad_norm_ + AdamW::step) on CPU copies and STEP_FN on copies on DEVICE, six steps
+// with clipping on, and compares parameters and moments.
+template <typename StepFn>
+void check_against_library(const torch::Device& device, StepFn step_fn, double rtol, double atol) {
+  torch::manual_seed(23);
+  const auto init = make_params();
+  auto ref = clone_params(init);
+  std::vector<torch::Tensor> dev;
+  for (const auto& p : init) dev.push_back(p.detach().to(device).requires_grad_(true));
+  auto ref_opt = make_adamw(ref, 1e-2), dev_opt = make_adamw(dev, 1e-2);
+  for (int step = 0; step < 6; ++step) {
+    for (size_t i = 0; i < init.size(); ++i) {
+      auto g = torch::randn_like(init[i]);
+      ref[i].mutable_grad() = g.clone();
+      dev[i].mutable_grad() = g.to(device);
+    }
+    const double max_norm = step % 2 ? 0.5 : 1e6;  // clipping on odd steps only
+    const double ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
+    ref_opt->step();
+    const double dev_norm = step_fn(*dev_opt, max_norm).template item<double>();
+    INFO("step " << step);
+    CHECK(dev_norm == Approx(ref_norm).epsilon(1e-5));
+    for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(dev[i].cpu(), ref[i], rtol, atol));
+  }
+  for (size_t i = 0; i < init.size(); ++i) {
+    auto& sa = static_cast<torch::optim::AdamWParamState&>(*ref_opt->state().at(key_of(ref_opt->state(), ref[i])));
+    auto& sb = static_cast<torch::optim::AdamWParamState&>(*dev_opt->state().at(key_of(dev_opt->state(), dev[i])));
+    CHECK(sa.step() == sb.step());
+    CHECK(torch::allclose(sa.exp_avg(), sb.exp_avg().cpu(), rtol, 1e-7));
+    CHECK(torch::allclose(sa.exp_avg_sq(), sb.exp_avg_sq().cpu(), rtol, 1e-9));
+  }
+}
+
+#if LMZOO_TORCH_AT_LEAST(2, 4)
+TEST_CASE("multi-tensor clip + AdamW (at::_fused_adamw_) equals the library on the CPU", "[train][fused_adamw]") {
+  const torch::Device cpu(torch::kCPU);
+  torch::manual_seed(24);
+  auto probe = clone_params(make_params());
+  auto probe_opt = make_adamw(probe, 1e-2);
+  for (auto& p : probe) p.mutable_grad() = torch::randn_like(p);
+  REQUIRE(multi_tensor_adamw_supported(*probe_opt));
+  check_against_library(cpu, multi_tensor_clip_and_adamw_step, 1e-5, 1e-6);
+}
+#endif
+
+TEST_CASE("CUDA: clip + AdamW on the GPU equals the library on the CPU", "[.cuda][cuda][train][fused_adamw]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  check_against_library(torch::Device(torch::kCUDA, 0), clip_and_adamw_step, 1e-5, 1e-6);
 }

@@ -1,7 +1,7 @@
 // Decoding tests: cache reordering equals full recompute (GPT, T5), beam search with one beam equals greedy,
 // beam search beats greedy on a constructed chain, length penalty, n-best order, </s> stopping, early
 // stopping, returned log-probs equal full recomputes, batched T5 beams equal one input at a time.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <algorithm>
 #include <cmath>

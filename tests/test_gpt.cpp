@@ -1,5 +1,5 @@
 // GPT model tests: causality, init loss, KV-cache equivalence, prefix mask, parameter counts.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 

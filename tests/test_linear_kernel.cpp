@@ -1,7 +1,7 @@
 // fast_linear tests: output and gradients of x, weight and bias equal torch::linear.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
-#include "models/layers/linear_kernel.h"
+#include "models/kernels/linear_kernel.h"
 
 using namespace lmzoo;
 

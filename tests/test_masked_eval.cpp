@@ -1,6 +1,6 @@
 // BERT evaluation tests: masked-token and pseudo-log-likelihood perplexity on models whose output
 // distribution is set by hand (zero word embeddings, log-probabilities as the MLM bias), and fill-mask.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <set>

@@ -1,9 +1,9 @@
 // Fused norm tests: LayerNorm's output and gradients of x, gain and bias equal torch::layer_norm;
 // RMSNorm's equal the formula in plain ops.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include "models/layers/norm.h"
-#include "models/layers/norm_kernel.h"
+#include "models/kernels/norm_kernel.h"
 
 using namespace lmzoo;
 

@@ -1,7 +1,7 @@
 // Position scheme tests: sinusoidal values by hand, RoPE's relative-offset property and hand rotation,
 // ALiBi slopes against Press et al.'s published values, the ALiBi bias formula; the variant config
 // fields (validation, derived gated d_ff, version-2 files).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 

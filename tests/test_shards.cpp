@@ -1,6 +1,6 @@
 // Tests of data/shards and data/corpus: shard round trips (uint16/uint32), manifest, errors, prepare_data.
 // Leaves out: the prepare CLI (test_cli_data.cpp).
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <filesystem>
 #include <random>

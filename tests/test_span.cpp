@@ -2,7 +2,7 @@
 // order, inputs and targets interleaving back to the stream, exact input length, determinism; prefix
 // batches (loss only after the prefix, GPT prefix attention, T5 prefix + continuation reassemble the
 // window); a tiny T5 learning span corruption.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <random>

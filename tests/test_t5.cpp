@@ -1,7 +1,7 @@
 // T5 tests: relative position buckets, encoder bidirectional, decoder causal, encoder padding ignored,
 // cached decoding equals full recompute, golden logits against an independent reference (HF T5 math),
 // T5 init, parameter counts (built model, formula, released sizes), config validation.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <string>

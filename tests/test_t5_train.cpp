@@ -1,7 +1,7 @@
 // T5 and prefix-LM through the training tasks and the trainer: the GPT prefix mask and continuation-only
 // loss, span corruption training, pairs (read, prepare, load) and a tiny T5 learning to copy, T5 resume,
 // target perplexity, and the objective / arch / data mismatches.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <set>

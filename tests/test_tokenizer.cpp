@@ -1,6 +1,6 @@
 // Tests of data/tokenizer: fixed special ids, exact byte round trip, char vocab sizing, hashing, errors.
 // Leaves out: the CLI (test_cli_data.cpp) and large-corpus speed.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <set>
 

@@ -1,6 +1,6 @@
 // Trainer tests: loss falls on a tiny corpus, resume equals an uninterrupted run, LR schedule,
 // optimizer groups, checkpoint round trip and corruption handling, metrics.jsonl.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <filesystem>

@@ -2,7 +2,7 @@
 // loss, keeps its family's attention property (causal / bidirectional) and, for decoders, gives the same
 // logits with the KV cache as without; grouped-query attention against multi-head attention with the same
 // weights; vocabulary padding leaves the usable vocabulary's logits unchanged.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include "models/bert.h"
 #include "models/gpt.h"

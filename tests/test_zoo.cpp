@@ -1,7 +1,7 @@
 // Model zoo tests (issue 5): every preset's `presets --show` JSON reads back to the same config and builds
 // the same model; published parameter counts of the Llama presets; an edited --show config and the switch
 // flags train, evaluate, generate and export from the CLI; bad switch values get one clear line.
-#include <catch2/catch.hpp>
+#include "tests/catch_compat.h"
 
 #include <filesystem>
 

@@ -15,6 +15,15 @@ std::string first_line(const std::string& message) {
   auto end = message.find('\n');
   return end == std::string::npos ? message : message.substr(0, end);
 }
+// cxxopts 3.1 quotes option names with typographic quotes, 3.2 with ASCII ones: print ASCII either way.
+std::string ascii_quotes(std::string message) {
+  for (const char* curly : {"\u2018", "\u2019"}) {
+    for (auto at = message.find(curly); at != std::string::npos; at = message.find(curly, at + 1)) {
+      message.replace(at, std::string(curly).size(), "'");
+    }
+  }
+  return message;
+}
 }  // namespace
 
 int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) {
@@ -25,7 +34,7 @@ int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) 
     std::cerr << prefix << e.what() << "\n";
     return 2;
   } catch (const cxxopts::exceptions::exception& e) {
-    std::cerr << prefix << e.what() << " (see lmzoo " << command << " --help)\n";
+    std::cerr << prefix << ascii_quotes(e.what()) << " (see lmzoo " << command << " --help)\n";
     return 2;
   } catch (const nlohmann::json::exception& e) {
     std::cerr << prefix << "invalid JSON: " << first_line(e.what()) << "\n";

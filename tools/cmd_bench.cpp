@@ -1,5 +1,6 @@
-// lmzoo bench: training speed of a model on prepared data (median ms/iter, tokens/s, MFU), with
-// the peak FLOP/s taken from a GEMM measured in the same process. Defaults: nanoGPT's CPU "baby".
+// lmzoo bench: training speed of any preset with its family's default objective on prepared data (median ms/iter,
+// tokens/s, MFU, peak GPU memory), the peak FLOP/s from a GEMM on the same device in the same process.
+// Defaults: nanoGPT's CPU "baby".
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/device.h"
+#include "train/device_peak.h"
 #include "train/trainer.h"
 
 namespace lmzoo::cli {
@@ -23,24 +26,17 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// Median FLOP/s of an n x n x n fp32 matmul on the CPU: the machine's practical peak.
-double measure_gemm_flops(int64_t n, int repeats) {
-  auto a = torch::randn({n, n}), b = torch::randn({n, n});
-  std::vector<double> rates;
-  for (int i = 0; i < repeats + 2; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    auto c = torch::matmul(a, b);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i >= 2) rates.push_back(2.0 * n * n * n / s);
-  }
-  return median(rates);
+// The objective a family trains with by default: next-token (gpt), masked LM (bert), span corruption (t5).
+std::string default_objective(const std::string& arch) {
+  return arch == "bert" ? "mlm" : arch == "t5" ? "span" : "causal";
 }
 
 }  // namespace
 
 int run_bench(int argc, char** argv) {
   cxxopts::Options options("lmzoo bench",
-                           "Training-speed benchmark. Defaults are nanoGPT's CPU baby run: gpt-nano, batch 12, "
+                           "Training-speed benchmark of any preset with its default objective (gpt: causal, bert: mlm, t5: span). "
+                           "Defaults are nanoGPT's CPU baby run: gpt-nano, batch 12, "
                            "AdamW lr 1e-3 cosine to 1e-4, warmup 100, betas (0.9, 0.99), wd 0.1, clip 1.0.");
   options.add_options()
       ("data", "prepared data directory (e.g. a char-level tokenizer's shards)", cxxopts::value<std::string>())
@@ -49,7 +45,10 @@ int run_bench(int argc, char** argv) {
       ("skip", "first iterations left out of the timing", cxxopts::value<int64_t>()->default_value("10"))
       ("batch-size", "sequences per batch", cxxopts::value<int64_t>()->default_value("12"))
       ("eval-iters", "validation batches for the final loss (0: none)", cxxopts::value<int64_t>()->default_value("0"))
+      ("seq-len", "context length (default: the preset's)", cxxopts::value<int64_t>())
       ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value("fp32"))
+      ("tf32", "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)",
+       cxxopts::value<bool>()->implicit_value("true"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("cpu"))
       ("threads", "intra-op CPU threads", cxxopts::value<int>())
       ("profile", "write a Chrome trace of every ATen op in the run (autograd profiler) to this file",
@@ -67,7 +66,10 @@ int run_bench(int argc, char** argv) {
   request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
   request.model = find_preset(r["preset"].as<std::string>()).config;
   request.model.vocab_size = Tokenizer::from_serialized(request.tokenizer_model).vocab_size();
+  if (r.count("seq-len")) request.model.max_seq_len = r["seq-len"].as<int64_t>();
+  request.model.dropout = 0.0;  // timings without dropout, as nanoGPT's and HF's benchmarks run
   TrainConfig& t = request.train;
+  t.objective = default_objective(request.model.arch);
   t.batch_size = r["batch-size"].as<int64_t>();
   t.steps = steps;  // the cosine schedule spans the whole run
   t.lr = 1e-3;
@@ -82,11 +84,15 @@ int run_bench(int argc, char** argv) {
   t.log_interval = std::max<int64_t>(1, steps / 10);
   t.precision = r["precision"].as<std::string>();
   t.device = r["device"].as<std::string>();
+  if (r.count("tf32")) t.tf32 = r["tf32"].as<bool>();
   request.write_outputs = false;
   request.show_progress = !r.count("json");
+  request.synchronize_steps = true;  // per-step times of GPU work, not of queueing it
   // The GEMM peak is measured before and after the run and the higher figure kept: a busy
   // machine can slow either measurement, never speed it up.
-  const double peak_before = measure_gemm_flops(512, 10);
+  const torch::Device device = resolve_device(t.device);
+  configure_device_math(device, t.tf32);
+  const double peak_before = measure_peak_flops(device, t.precision);
   TrainResult result;
   {
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
@@ -100,18 +106,20 @@ int run_bench(int argc, char** argv) {
   const double ms = median(timed) * 1e3;
   const int64_t tokens_per_iter = t.batch_size * request.model.max_seq_len;
   const double tokens_per_s = tokens_per_iter / (ms / 1e3);
-  const ModelConfig& m = request.model;
-  const double flops_per_token =
-      6.0 * double(count_parameters(m, /*include_position_embeddings=*/false)) +
-      12.0 * double(m.n_layer * m.d_model * m.max_seq_len);
-  const double peak = std::max(peak_before, measure_gemm_flops(512, 10));
+  const double flops_per_token = model_flops_per_token(request.model);
+  const double peak = std::max(peak_before, measure_peak_flops(device, t.precision));
+  const int64_t peak_memory = peak_device_memory_bytes(device);
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   nlohmann::json out = {{"preset", r["preset"].as<std::string>()},
+                        {"objective", t.objective},
+                        {"device", device.str()},
+                        {"precision", t.precision},
                         {"ms_per_iter_median", ms},
                         {"ms_per_iter_min", *std::min_element(timed.begin(), timed.end()) * 1e3},
                         {"tokens_per_s", tokens_per_s},
                         {"mfu", flops_per_token * tokens_per_s / peak},
                         {"peak_gemm_gflops", peak / 1e9},
+                        {"peak_memory_bytes", peak_memory},
                         {"model_gflops_per_s", flops_per_token * tokens_per_s / 1e9},
                         {"iters_timed", int64_t(timed.size())},
                         {"threads", torch::get_num_threads()},
@@ -119,11 +127,12 @@ int run_bench(int argc, char** argv) {
                         {"final_train_loss", result.last_train_loss}};
   if (r["eval-iters"].as<int64_t>() > 0) out["final_val_loss"] = result.last_val_loss;
   if (!r.count("json")) {
-    std::printf("%s: %.2f ms/iter (median of %zu), %.0f tokens/s, MFU %.1f%% of a %.0f GFLOP/s GEMM "
-                "(%d threads, OPENBLAS_CORETYPE=%s)\n",
-                r["preset"].as<std::string>().c_str(), ms, timed.size(), tokens_per_s,
-                100.0 * flops_per_token * tokens_per_s / peak, peak / 1e9, torch::get_num_threads(),
-                coretype ? coretype : "(unset)");
+    std::printf("%s (%s, %s, %s): %.2f ms/iter (median of %zu), %.0f tokens/s, MFU %.1f%% of a %.0f GFLOP/s %s GEMM",
+                r["preset"].as<std::string>().c_str(), t.objective.c_str(), device.str().c_str(), t.precision.c_str(),
+                ms, timed.size(), tokens_per_s, 100.0 * flops_per_token * tokens_per_s / peak, peak / 1e9,
+                t.precision.c_str());
+    if (device.is_cuda()) std::printf(", peak memory %.2f GiB\n", peak_memory / 1073741824.0);
+    else std::printf(" (%d threads, OPENBLAS_CORETYPE=%s)\n", torch::get_num_threads(), coretype ? coretype : "(unset)");
   }
   std::cout << out.dump() << std::endl;
   return 0;

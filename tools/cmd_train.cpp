@@ -84,6 +84,8 @@ void add_options(cxxopts::Options& options) {
       ("seed", "random seed", cxxopts::value<uint64_t>()->default_value(std::to_string(t.seed)))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value(t.device))
       ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value(t.precision))
+      ("tf32", "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)",
+       cxxopts::value<bool>()->implicit_value("true"))
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
 }
 
@@ -193,6 +195,7 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("seed", t.seed);
   set("device", t.device);
   set("precision", t.precision);
+  if (r.count("tf32")) t.tf32 = r["tf32"].as<bool>();
   set("mlm-probability", t.mlm_probability);
   set("mask-rate", t.mask_rate);
   set("random-rate", t.random_rate);

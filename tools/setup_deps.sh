@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages lmzoo needs, only those not yet installed.
+# Installs the Debian packages lmzoo needs (the same names on Debian 12 and 13), only those not yet installed.
 # Usage: tools/setup_deps.sh [build] [test] [demo] [all]   (default: all groups)
 # Quiet and idempotent when everything is present; never runs apt-get update otherwise.
+# LMZOO_SKIP_APT=1 (or a system without dpkg) skips it: bring LibTorch and the libraries yourself (README).
 set -euo pipefail
 
 # Package groups. "build" covers the toolchain and every library the C++ code links.
@@ -16,6 +17,10 @@ DEMO_PKGS=(bible-kjv)
 usage() {
   echo "usage: $0 [build] [test] [demo] [all]   (default: all)" >&2
 }
+
+if [ "${LMZOO_SKIP_APT:-0}" = 1 ] || ! command -v dpkg-query >/dev/null 2>&1; then
+  exit 0
+fi
 
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(all)

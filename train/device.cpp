@@ -1,7 +1,7 @@
 // Device selection and bf16 autocast (ATen's autocast state, as torch.autocast sets it).
 #include "train/device.h"
 
-#include <ATen/autocast_mode.h>
+#include "models/torch_compat.h"
 
 #include <stdexcept>
 
@@ -37,22 +37,19 @@ torch::Device resolve_device(const std::string& name) {
   throw std::invalid_argument("--device '" + name + "' is not auto, cpu, cuda or cuda:N");
 }
 
+void configure_device_math(const torch::Device& device, bool tf32) {
+  // "high" lets fp32 matmuls run on TF32 tensor cores (CUDA, compute capability >= 8.0); CPUs ignore it.
+  if (device.is_cuda()) at::globalContext().setFloat32MatmulPrecision(tf32 ? "high" : "highest");
+}
+
 AutocastScope::AutocastScope(const std::string& precision, const torch::Device& device)
-    : enabled_(precision == "bf16"), cuda_(device.is_cuda()) {
-  if (!enabled_) return;
-  if (cuda_) {
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-  }
+    : enabled_(precision == "bf16"), device_type_(device.type()) {
+  if (enabled_) compat::set_autocast(device_type_, true, at::kBFloat16);
 }
 
 AutocastScope::~AutocastScope() {
   if (!enabled_) return;
-  if (cuda_) at::autocast::set_enabled(false);
-  else at::autocast::set_cpu_enabled(false);
+  compat::set_autocast(device_type_, false);
   at::autocast::clear_cache();
 }
 

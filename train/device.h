@@ -15,6 +15,10 @@ torch::Device resolve_device(const std::string& name);
 // pool that spin-waits against ours (measured: ~10x slower steps when the other core is busy).
 void configure_cpu_threads(int n);
 
+// fp32 matmuls on CUDA may use TF32 tensor cores when tf32 (LibTorch's float32 matmul precision "high",
+// else "highest"). No effect on a CPU.
+void configure_device_math(const torch::Device& device, bool tf32);
+
 // Enables bf16 autocast for the scope when precision == "bf16" (CPU and CUDA); no-op for fp32.
 class AutocastScope {
  public:
@@ -25,7 +29,7 @@ class AutocastScope {
 
  private:
   bool enabled_ = false;
-  bool cuda_ = false;
+  c10::DeviceType device_type_;
 };
 
 }  // namespace lmzoo

@@ -1,7 +1,7 @@
 // Next-token, masked-token and classification cross-entropy (in fp32 even under bf16 autocast).
 #include "train/objectives.h"
 
-#include "train/cross_entropy_kernel.h"
+#include "models/kernels/cross_entropy_kernel.h"
 
 namespace lmzoo {
 

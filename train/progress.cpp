@@ -1,4 +1,4 @@
-// Progress bar / plain progress lines: step, loss, lr, tokens/s, ETA.
+// Progress bar / plain progress lines: step, loss, lr, tokens/s, MFU, peak GPU memory, ETA.
 #include "train/progress.h"
 
 #include <unistd.h>
@@ -21,9 +21,12 @@ Progress::Progress() : tty_(isatty(STDERR_FILENO)) {}
 void Progress::update(const ProgressPoint& p) {
   const double done = double(p.step) / double(p.total_steps);
   const double eta = p.step > 0 ? p.elapsed_s / done * (1.0 - done) : 0.0;
-  char stats[160];
-  std::snprintf(stats, sizeof stats, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | ETA %s", long(p.step),
-                long(p.total_steps), p.loss, p.lr, p.tokens_per_s, format_duration(eta).c_str());
+  char memory[48] = "";
+  if (p.peak_memory_bytes > 0) std::snprintf(memory, sizeof memory, " | peak mem %.2f GiB", p.peak_memory_bytes / 1073741824.0);
+  char stats[224];
+  std::snprintf(stats, sizeof stats, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%%%s | ETA %s",
+                long(p.step), long(p.total_steps), p.loss, p.lr, p.tokens_per_s, 100.0 * p.mfu, memory,
+                format_duration(eta).c_str());
   if (!tty_) {
     std::cerr << stats << "\n";
     return;

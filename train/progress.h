@@ -8,6 +8,8 @@ namespace lmzoo {
 struct ProgressPoint {
   int64_t step, total_steps;
   double loss, lr, tokens_per_s, elapsed_s;
+  double mfu = 0.0;                // model FLOP/s over the device's measured peak
+  int64_t peak_memory_bytes = 0;   // CUDA only (0: not shown)
 };
 
 class Progress {

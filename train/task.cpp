@@ -22,7 +22,12 @@
 namespace lmzoo {
 
 TrainBatch TrainBatch::to(const torch::Device& device) const {
-  auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device) : t; };
+  // To a GPU from page-locked memory without waiting: the copy overlaps the work already queued.
+  const bool to_cuda = device.is_cuda();
+  auto move = [&](const torch::Tensor& t) {
+    if (!t.defined() || t.device() == device) return t;
+    return to_cuda && t.device().is_cpu() ? t.pin_memory().to(device, /*non_blocking=*/true) : t.to(device);
+  };
   return {move(input_ids),      move(labels),           move(attention_mask),
           move(token_type_ids), move(decoder_input_ids), move(prefix_len)};
 }

@@ -31,6 +31,7 @@ struct TrainConfig {
   uint64_t seed = 1337;
   std::string device = "auto";     // auto | cpu | cuda[:N]
   std::string precision = "fp32";  // fp32 | bf16
+  bool tf32 = true;                 // CUDA: fp32 matmuls on TF32 tensor cores
   // Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates.
   double mlm_probability = 0.15;
   double mask_rate = 0.8;
@@ -48,7 +49,7 @@ struct TrainConfig {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, val_data, init_checkpoint, out_dir,
                                                 batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,
                                                 weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
-                                                log_interval, seed, device, precision, mlm_probability, mask_rate,
+                                                log_interval, seed, device, precision, tf32, mlm_probability, mask_rate,
                                                 random_rate, whole_word_mask, segment_pairs,
                                                 noise_density, mean_span_length)
 

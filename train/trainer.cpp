@@ -10,7 +10,8 @@
 
 #include "models/presets.h"
 #include "train/device.h"
-#include "train/fused_adamw.h"
+#include "train/device_peak.h"
+#include "models/kernels/fused_adamw.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
 #include "train/progress.h"
@@ -68,6 +69,7 @@ TrainResult train_model(const TrainRequest& request) {
   if (!cfg.init_checkpoint.empty() && request.resume_dir.empty()) {
     init_from_checkpoint(model, read_checkpoint(cfg.init_checkpoint));
   }
+  configure_device_math(device, cfg.tf32);
   model.module()->to(device);
   auto optimizer = make_optimizer(*model.module(), cfg);
   if (!request.resume_dir.empty()) {
@@ -94,6 +96,9 @@ TrainResult train_model(const TrainRequest& request) {
                   device.str() + ", " + std::to_string(tokens_per_step) + " tokens/step, steps " +
                   std::to_string(state.step) + " -> " + std::to_string(cfg.steps));
   }
+  // MFU: the model's FLOPs per token against a GEMM timed on this device in this process.
+  const double flops_per_token = model_flops_per_token(request.model);
+  const double peak_flops = measure_peak_flops(device, cfg.precision);
   StopSignalScope stop_signals;
   const auto run_start = std::chrono::steady_clock::now();
   const double elapsed_before = state.elapsed_s;
@@ -111,7 +116,8 @@ TrainResult train_model(const TrainRequest& request) {
     const auto step_start = std::chrono::steady_clock::now();
     const double lr = learning_rate(cfg, state.step);
     set_learning_rate(*optimizer, lr);
-    double step_loss = 0.0;
+    // The loss stays on the device: reading it back (a host sync) waits for log steps.
+    torch::Tensor loss_sum;
     for (int64_t micro = 0; micro < cfg.grad_accum; ++micro) {
       const TrainBatch batch = task->train_batch(state.step, micro).to(device);
       torch::Tensor loss;
@@ -120,31 +126,41 @@ TrainResult train_model(const TrainRequest& request) {
         loss = task_loss(model, batch) / double(cfg.grad_accum);
       }
       loss.backward();
-      step_loss += loss.item<double>();
+      loss_sum = micro == 0 ? loss.detach() : loss_sum + loss.detach();
     }
     clip_and_adamw_step(*optimizer, cfg.grad_clip);  // clip (when grad_clip > 0) and AdamW, fused
     for (auto& p : module->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
+    if (request.synchronize_steps && device.is_cuda()) torch::cuda::synchronize();
     ++state.step;
     state.tokens_seen += tokens_per_step;
     result.step_seconds.push_back(seconds_since(step_start));
-    result.last_train_loss = step_loss;
     ++window_steps;
 
+    const bool signalled = g_stop_requested.load();
+    const bool stopping = signalled || (request.max_steps_this_call > 0 &&
+                                        int64_t(result.step_seconds.size()) == request.max_steps_this_call);
+
     // Logging: progress bar / lines and a metrics record every log_interval steps.
-    if (state.step % cfg.log_interval == 0 || state.step == cfg.steps) {
+    const bool log_step = state.step % cfg.log_interval == 0 || state.step == cfg.steps;
+    if (log_step || stopping) result.last_train_loss = loss_sum.item<double>();
+    if (log_step) {
+      const double step_loss = result.last_train_loss;
       const double window_s = seconds_since(window_start);
       const double tokens_per_s = double(window_steps * tokens_per_step) / std::max(window_s, 1e-9);
       const double elapsed = seconds_since(run_start);
       if (request.show_progress) {
         // ETA from this call's own pace: steps done here over time spent here.
         const double pace = elapsed / double(result.step_seconds.size());
-        progress.update({state.step, cfg.steps, step_loss, lr, tokens_per_s,
-                         pace * double(state.step)});
+        progress.update({state.step, cfg.steps, step_loss, lr, tokens_per_s, pace * double(state.step),
+                         flops_per_token * tokens_per_s / peak_flops,
+                         device.is_cuda() ? peak_device_memory_bytes(device) : 0});
       }
       if (metrics) {
-        metrics->append({{"type", "train"}, {"step", state.step}, {"loss", step_loss}, {"lr", lr},
-                         {"tokens_per_s", tokens_per_s}, {"tokens_seen", state.tokens_seen},
-                         {"elapsed_s", elapsed_before + elapsed}});
+        nlohmann::json record = {{"type", "train"}, {"step", state.step}, {"loss", step_loss}, {"lr", lr},
+                                 {"tokens_per_s", tokens_per_s}, {"mfu", flops_per_token * tokens_per_s / peak_flops},
+                                 {"tokens_seen", state.tokens_seen}, {"elapsed_s", elapsed_before + elapsed}};
+        if (device.is_cuda()) record["peak_memory_bytes"] = peak_device_memory_bytes(device);
+        metrics->append(record);
       }
       window_start = std::chrono::steady_clock::now();
       window_steps = 0;
@@ -153,9 +169,6 @@ TrainResult train_model(const TrainRequest& request) {
     // Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation
     // improves (or at every eval when the data has no validation split).
     const bool eval_step = state.step % cfg.eval_interval == 0 || state.step == cfg.steps;
-    const bool signalled = g_stop_requested.load();
-    const bool stopping = signalled || (request.max_steps_this_call > 0 &&
-                                        int64_t(result.step_seconds.size()) == request.max_steps_this_call);
     if (eval_step || stopping) {
       const auto pause_start = std::chrono::steady_clock::now();
       bool improved = false;

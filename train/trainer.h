@@ -18,6 +18,7 @@ struct TrainRequest {
   bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
   bool show_progress = true;
   int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
+  bool synchronize_steps = false;   // wait for the GPU at the end of every step (per-step timings for bench)
 };
 
 struct TrainResult {

@@ -5,8 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "models/layers/attention_kernel.h"
-#include "models/layers/linear_kernel.h"
+#include "models/kernels/attention_kernel.h"
+#include "models/kernels/linear_kernel.h"
+#include "models/kernels/sdpa.h"
 
 namespace lmzoo {
 
@@ -25,16 +26,22 @@ torch::Tensor repeat_kv_heads(const torch::Tensor& kv, int64_t n_head) {
 }  // namespace
 
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k_in, const torch::Tensor& v_in,
-                     const torch::Tensor& blocked, const torch::Tensor& position_bias, double scale,
+                     const AttentionMask& mask, const torch::Tensor& position_bias, double scale,
                      torch::nn::Dropout& dropout) {
   const int64_t B = q.size(0), nh = q.size(1), T = q.size(2), hs = q.size(3);
   auto k = repeat_kv_heads(k_in, nh), v = repeat_kv_heads(v_in, nh);  // (B, nh, S, hs)
-  auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, nh, T, S)
-  if (scale != 1.0) att = att * scale;
-  if (position_bias.defined()) att = att + position_bias;
-  if (blocked.defined()) att = att.masked_fill(blocked, -std::numeric_limits<float>::infinity());
-  att = dropout(torch::softmax(att, -1));
-  auto y = torch::matmul(att, v);                 // (B, nh, T, hs)
+  const double dropout_p = dropout->is_training() ? dropout->options.p() : 0.0;
+  torch::Tensor y;  // (B, nh, T, hs)
+  if (sdpa_preferred(q)) {
+    y = sdpa(q, k, v, mask.blocked, mask.causal, position_bias, dropout_p, scale);
+  } else {
+    auto att = torch::matmul(q, k.transpose(-2, -1));  // (B, nh, T, S)
+    if (scale != 1.0) att = att * scale;
+    if (position_bias.defined()) att = att + position_bias;
+    if (mask.blocked.defined()) att = att.masked_fill(mask.blocked, -std::numeric_limits<float>::infinity());
+    att = dropout(torch::softmax(att, -1));
+    y = torch::matmul(att, v);  // (B, nh, T, hs)
+  }
   return y.transpose(1, 2).reshape({B, T, nh * hs});  // (B, T, nh*hs)
 }
 
@@ -49,7 +56,7 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
   if (config.position == "rope") rotary_ = rotary_tables(config.max_seq_len, head_dim_, config.rope_base);
 }
 
-torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache,
+torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,
                                          const torch::Tensor& position_bias) {
   const int64_t B = x.size(0), T = x.size(1), P = cache ? cache->length() : 0;
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
@@ -68,7 +75,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
   const bool dropout_active = is_training() && attn_dropout->options.p() > 0;
   const bool plain = !cache && !position_bias.defined() && !dropout_active && q_width == x.size(2) &&
                      scale_ == 1.0 / std::sqrt(double(head_dim_));
-  if (plain && is_causal_mask(blocked, T)) {
+  if (plain && mask.causal && x.device().is_cpu()) {
     torch::Tensor fused_input = qkv_all;  // (B, T, 3C)
     if (rotary_.cos.defined() || n_kv_head_ != n_head_) {
       const int64_t group = n_head_ / n_kv_head_;
@@ -93,7 +100,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Te
     cache->k = k;
     cache->v = v;
   }
-  return fast_linear(attend(q, k, v, blocked, position_bias, scale_, attn_dropout), c_proj->weight,
+  return fast_linear(attend(q, k, v, mask, position_bias, scale_, attn_dropout), c_proj->weight,
                      c_proj->bias);  // (B, T, C)
 }
 
@@ -127,7 +134,7 @@ torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::T
     if (cache) *cache = kv;
   }
   auto q = c_q(x).view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
-  return c_proj(attend(q, kv.k, kv.v, blocked, torch::Tensor(), scale_, attn_dropout));  // (B, T, C)
+  return c_proj(attend(q, kv.k, kv.v, {blocked, false}, torch::Tensor(), scale_, attn_dropout));  // (B, T, C)
 }
 
 }  // namespace lmzoo

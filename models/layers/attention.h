@@ -10,6 +10,15 @@
 
 namespace lmzoo {
 
+// Which keys each query may attend to. blocked: bool, broadcastable to (B, nh, T, S), true where attention is
+// not allowed (undefined: everywhere allowed). causal: blocked is exactly the causal triangle over T == S new
+// positions (no cache, no prefix), so a kernel may apply causality itself (flash attention's is_causal) and
+// never read blocked.
+struct AttentionMask {
+  torch::Tensor blocked;
+  bool causal = false;
+};
+
 // Keys and values of the positions seen so far, per layer: (B, n_kv, S_past, hs) each (rotated for rope).
 struct LayerKVCache {
   torch::Tensor k, v;
@@ -19,11 +28,10 @@ struct LayerKVCache {
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   explicit SelfAttentionImpl(const ModelConfig& config);
-  // x: (B, T, C). blocked: bool, broadcastable to (B, nh, T, S), true where attention is not
-  // allowed (undefined: attend everywhere). cache: when given, its keys/values are prepended
+  // x: (B, T, C). mask: what each query may not see. cache: when given, its keys/values are prepended
   // and the new ones appended, so S = cache length before the call + T.
   // position_bias: float, broadcastable to (B, nh, T, S), added to the scores (undefined: none).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& blocked, LayerKVCache* cache = nullptr,
+  torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
 
   // c_attn: ((nh + 2 n_kv) * hs, C) as [q; k; v]; c_proj: (C, nh * hs).
@@ -61,9 +69,9 @@ TORCH_MODULE(CrossAttention);
 
 // softmax(scale * q k^T + position_bias, -inf where blocked) v with dropout on the weights, heads
 // merged: q (B, nh, T, hs), k and v (B, n_kv, S, hs) with n_kv dividing nh (query head h reads key/value
-// head h / (nh / n_kv)) -> (B, T, nh * hs).
-torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                     const torch::Tensor& blocked, const torch::Tensor& position_bias, double scale,
-                     torch::nn::Dropout& dropout);
+// head h / (nh / n_kv)) -> (B, T, nh * hs). Runs at::scaled_dot_product_attention where it is faster
+// (models/kernels/sdpa.h), plain ops otherwise.
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const AttentionMask& mask,
+                     const torch::Tensor& position_bias, double scale, torch::nn::Dropout& dropout);
 
 }  // namespace lmzoo

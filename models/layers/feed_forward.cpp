@@ -1,8 +1,8 @@
 // Position-wise feed-forward layer with a configurable activation, plain or gated.
 #include "models/layers/feed_forward.h"
 
-#include "models/layers/activation_kernel.h"
-#include "models/layers/linear_kernel.h"
+#include "models/kernels/activation_kernel.h"
+#include "models/kernels/linear_kernel.h"
 
 namespace lmzoo {
 

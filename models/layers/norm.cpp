@@ -1,7 +1,7 @@
 // Normalisation layer: LayerNorm or RMSNorm through the fused kernels in norm_kernel.cpp.
 #include "models/layers/norm.h"
 
-#include "models/layers/norm_kernel.h"
+#include "models/kernels/norm_kernel.h"
 
 namespace lmzoo {
 

@@ -1,7 +1,7 @@
 // Fused causal attention: one pass per (batch, head) over the QKV buffer, computing only the causal triangle,
 // with AVX2/FMA intrinsics. Backward keeps the probabilities from forward. Leaves out: non-x86 CPUs.
 // Shapes: B batch, T positions, C d_model, nh heads, hs head size (8 * NV), Tp = T rounded up to 8.
-#include "models/layers/attention_kernel.h"
+#include "models/kernels/attention_kernel.h"
 
 #include <ATen/Parallel.h>
 
@@ -10,7 +10,8 @@
 #include <limits>
 #include <vector>
 
-#include "models/layers/simd_math.h"
+#include "models/kernels/cpu_features.h"
+#include "models/kernels/simd_math.h"
 
 namespace lmzoo {
 
@@ -427,8 +428,7 @@ struct FusedCausalAttentionFunction : torch::autograd::Function<FusedCausalAtten
 }  // namespace
 
 bool fused_causal_attention_supported(const torch::Tensor& qkv, int64_t n_head) {
-  static const bool disabled = std::getenv("LMZOO_PLAIN_ATTENTION") != nullptr;
-  if (disabled || !simd::cpu_has_avx2_fma() || !qkv.defined() || !qkv.device().is_cpu() ||
+  if (!kernels::avx2_enabled() || !qkv.defined() || !qkv.device().is_cpu() ||
       qkv.scalar_type() != torch::kFloat || qkv.dim() != 3 || qkv.size(2) % 3 != 0 || n_head <= 0) {
     return false;
   }
@@ -436,20 +436,6 @@ bool fused_causal_attention_supported(const torch::Tensor& qkv, int64_t n_head) 
   if (C % n_head != 0) return false;
   const int64_t hs = C / n_head;
   return hs == 8 || hs == 16 || hs == 32 || hs == 64;
-}
-
-bool is_causal_mask(const torch::Tensor& blocked, int64_t T) {
-  if (!blocked.defined() || blocked.dim() != 2 || blocked.size(0) != T || blocked.size(1) != T ||
-      blocked.scalar_type() != torch::kBool || !blocked.device().is_cpu()) {
-    return false;
-  }
-  const auto a = blocked.accessor<bool, 2>();
-  for (int64_t i = 0; i < T; ++i) {
-    for (int64_t j = 0; j < T; ++j) {
-      if (a[i][j] != (j > i)) return false;
-    }
-  }
-  return true;
 }
 
 torch::Tensor fused_causal_attention(const torch::Tensor& qkv, int64_t n_head, double scale) {

@@ -1,6 +1,6 @@
 // Fused cross-entropy: forward keeps each row's log-sum-exp; backward writes (exp(x - lse) - onehot) * g / count.
 // Shapes: N rows (B * T), V vocabulary.
-#include "train/cross_entropy_kernel.h"
+#include "models/kernels/cross_entropy_kernel.h"
 
 #include <ATen/Parallel.h>
 
@@ -8,7 +8,8 @@
 #include <cmath>
 #include <limits>
 
-#include "models/layers/simd_math.h"
+#include "models/kernels/cpu_features.h"
+#include "models/kernels/simd_math.h"
 
 namespace lmzoo {
 
@@ -44,7 +45,7 @@ LMZOO_AVX2 void row_grad(const float* x, float lse, int64_t target, float scale,
 #endif
 
 bool supported(const torch::Tensor& logits, const torch::Tensor& targets) {
-  return simd::cpu_has_avx2_fma() && logits.device().is_cpu() && logits.scalar_type() == torch::kFloat &&
+  return kernels::avx2_enabled() && logits.device().is_cpu() && logits.scalar_type() == torch::kFloat &&
          logits.dim() == 2 && targets.device().is_cpu() && targets.scalar_type() == torch::kLong &&
          targets.dim() == 1 && targets.size(0) == logits.size(0);
 }

@@ -1,9 +1,10 @@
 // fast_linear: forward (x W^T) and input gradient (dy W) through oneDNN's sgemm, which is 5-15% faster than
 // OpenBLAS at transformer shapes on AVX2 CPUs; the weight gradient (dy^T x) stays with torch::mm (OpenBLAS),
 // which is as fast for that transpose. Shapes: M rows (all leading dims), K in features, N out features.
-#include "models/layers/linear_kernel.h"
+#include "models/kernels/linear_kernel.h"
 
-#include <ATen/autocast_mode.h>
+#include "models/kernels/cpu_features.h"
+#include "models/torch_compat.h"
 
 #include <cstdlib>
 
@@ -59,9 +60,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
 }  // namespace
 
 bool fast_linear_supported(const torch::Tensor& x, const torch::Tensor& weight) {
-  static const bool disabled = std::getenv("LMZOO_NO_DNNL") != nullptr;
   // Under CPU autocast torch::linear runs in bf16: leave it to the library.
-  return !disabled && dnnl_sgemm != nullptr && !at::autocast::is_cpu_enabled() && x.device().is_cpu() &&
+  return !kernels::switched_off() && dnnl_sgemm != nullptr && !compat::is_autocast_enabled(c10::DeviceType::CPU) && x.device().is_cpu() &&
          weight.device().is_cpu() &&
          x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat && weight.dim() == 2 &&
          x.dim() >= 1 && x.numel() > 0;

@@ -9,9 +9,6 @@ namespace lmzoo {
 // AVX2 and FMA.
 bool fused_causal_attention_supported(const torch::Tensor& qkv, int64_t n_head);
 
-// True when blocked is exactly the (T, T) causal mask: bool, true above the diagonal and nowhere else.
-bool is_causal_mask(const torch::Tensor& blocked, int64_t T);
-
 // qkv: (B, T, 3C), q | k | v along the last dim, heads of size C / n_head side by side in each.
 // Returns y (B, T, C): per head softmax(q k^T * scale, causal) v, heads side by side (the layout
 // y.transpose(1, 2).reshape(B, T, C) gives in the plain implementation). Differentiable in qkv.

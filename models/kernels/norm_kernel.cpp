@@ -3,7 +3,7 @@
 // ds = sum dy * gamma * x, db = sum dy * gamma; dgamma = sum over rows of dy * (x - mean) * rstd.
 // Fused RMSNorm: y = x * r * gamma with r = 1 / sqrt(mean(x^2) + eps); backward
 // dx = r * dy * gamma - x * r^3 * (sum dy * gamma * x) / C, dgamma = sum over rows of dy * x * r.
-#include "models/layers/norm_kernel.h"
+#include "models/kernels/norm_kernel.h"
 
 #include <ATen/Parallel.h>
 
@@ -11,7 +11,8 @@
 #include <cmath>
 #include <vector>
 
-#include "models/layers/simd_math.h"
+#include "models/kernels/cpu_features.h"
+#include "models/kernels/simd_math.h"
 
 namespace lmzoo {
 
@@ -120,7 +121,7 @@ LMZOO_AVX2 void rms_backward_rows(const float* x, const float* gamma, const floa
 #endif
 
 bool supported(const torch::Tensor& x, const torch::Tensor& weight) {
-  return simd::cpu_has_avx2_fma() && x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.defined() &&
+  return kernels::avx2_enabled() && x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.defined() &&
          weight.device().is_cpu() && weight.scalar_type() == torch::kFloat && weight.dim() == 1 && x.dim() >= 1 &&
          x.size(-1) == weight.size(0) && weight.size(0) % 8 == 0 && x.numel() > 0;
 }

@@ -1,6 +1,6 @@
 // Fused exact GELU: forward writes gelu(x) and gelu'(x) in one pass (ATen's formulas: x/2 (1 + erf(x/sqrt2)) and
 // cdf + x pdf), backward multiplies the incoming gradient by the stored derivative.
-#include "models/layers/activation_kernel.h"
+#include "models/kernels/activation_kernel.h"
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/graph_task.h>
@@ -8,7 +8,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "models/layers/simd_math.h"
+#include "models/kernels/cpu_features.h"
+#include "models/kernels/simd_math.h"
 
 namespace lmzoo {
 
@@ -45,7 +46,7 @@ LMZOO_AVX2 void gelu_range(const float* x, float* y, float* d, int64_t begin, in
 #endif
 
 bool supported(const torch::Tensor& x) {
-  return simd::cpu_has_avx2_fma() && x.device().is_cpu() && x.scalar_type() == torch::kFloat;
+  return kernels::avx2_enabled() && x.device().is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
 // Returns gelu(x) and, when with_derivative, gelu'(x); x must be supported().

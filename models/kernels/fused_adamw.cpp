@@ -1,16 +1,13 @@
 // Fused clipping + AdamW: one pass for the global gradient norm, one pass per parameter for the update,
 // mirroring the ATen op sequence of torch::optim::AdamW::step (mul_, add_, addcmul_, sqrt, div, add_, addcdiv_).
-#include "train/fused_adamw.h"
+#include "models/kernels/fused_adamw.h"
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <type_traits>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define LMZOO_HAVE_X86 1
-#endif
+#include "models/kernels/cpu_features.h"
+#include "models/kernels/simd_math.h"
+#include "models/torch_compat.h"
 
 namespace lmzoo {
 
@@ -18,16 +15,6 @@ namespace {
 
 using Options = torch::optim::AdamWOptions;
 using State = torch::optim::AdamWParamState;
-
-// A parameter's key in Optimizer::state(): the TensorImpl address as a string (LibTorch 1.x) or as is (2.x).
-template <typename Key>
-Key state_key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(p.unsafeGetTensorImpl());
-  }
-}
 
 bool is_plain_cpu_float(const torch::Tensor& t) {
   return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat && !t.is_sparse() && t.is_contiguous();
@@ -42,15 +29,6 @@ bool fusable(torch::optim::AdamW& optimizer) {
     }
   }
   return true;
-}
-
-bool cpu_has_avx2_fma() {
-#ifdef LMZOO_HAVE_X86
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-#else
-  return false;
-#endif
 }
 
 struct Coefficients {
@@ -116,7 +94,7 @@ __attribute__((target("avx2,fma"))) double sum_of_squares_avx2(const float* x, i
 
 double sum_of_squares(const float* x, int64_t n) {
 #ifdef LMZOO_HAVE_X86
-  if (cpu_has_avx2_fma()) return sum_of_squares_avx2(x, n);
+  if (kernels::avx2_enabled()) return sum_of_squares_avx2(x, n);
 #endif
   double s = 0.0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]) * x[i];
@@ -125,25 +103,13 @@ double sum_of_squares(const float* x, int64_t n) {
 
 void update(float* p, const float* g, float* m, float* v, int64_t n, const Coefficients& c) {
 #ifdef LMZOO_HAVE_X86
-  if (cpu_has_avx2_fma()) return update_avx2(p, g, m, v, n, c);
+  if (kernels::avx2_enabled()) return update_avx2(p, g, m, v, n, c);
 #endif
   update_scalar(p, g, m, v, 0, n, c);
 }
 
-}  // namespace
-
-double clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
-  torch::NoGradGuard no_grad;
-  if (!fusable(optimizer)) {
-    std::vector<torch::Tensor> params;
-    for (auto& group : optimizer.param_groups()) {
-      for (auto& p : group.params()) params.push_back(p);
-    }
-    const double norm = max_norm > 0 ? torch::nn::utils::clip_grad_norm_(params, max_norm) : 0.0;
-    optimizer.step();
-    return norm;
-  }
-
+// The CPU fp32 kernel: one pass for the global norm, one fused pass per parameter for clip + AdamW.
+double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
   double total_norm = 0.0;
   float clip = 1.0f;
   if (max_norm > 0) {
@@ -156,24 +122,12 @@ double clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
     total_norm = std::sqrt(squares);
     clip = std::min(1.0f, float(max_norm) / (float(total_norm) + 1e-6f));  // clamp(max / (norm + 1e-6), max=1)
   }
-
-  using Key = typename std::remove_reference_t<decltype(optimizer.state())>::key_type;
   for (auto& group : optimizer.param_groups()) {
     const auto& o = static_cast<Options&>(group.options());
     const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const Key key = state_key<Key>(p);
-      auto it = optimizer.state().find(key);
-      if (it == optimizer.state().end()) {
-        auto fresh = std::make_unique<State>();
-        fresh->step(0);
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        optimizer.state()[key] = std::move(fresh);
-        it = optimizer.state().find(key);
-      }
-      auto& s = static_cast<State&>(*it->second);
+      State& s = adamw_state_for(optimizer, p);
       if (!is_plain_cpu_float(s.exp_avg())) s.exp_avg(s.exp_avg().to(torch::kFloat).contiguous());
       if (!is_plain_cpu_float(s.exp_avg_sq())) s.exp_avg_sq(s.exp_avg_sq().to(torch::kFloat).contiguous());
       s.step(s.step() + 1);
@@ -197,6 +151,43 @@ double clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
     }
   }
   return total_norm;
+}
+
+// The library's own path: clip_grad_norm_ (a host sync) and AdamW::step, one parameter at a time.
+double library_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+  std::vector<torch::Tensor> params;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) params.push_back(p);
+  }
+  const double norm = max_norm > 0 ? torch::nn::utils::clip_grad_norm_(params, max_norm) : 0.0;
+  optimizer.step();
+  return norm;
+}
+
+}  // namespace
+
+torch::optim::AdamWParamState& adamw_state_for(torch::optim::AdamW& optimizer, const torch::Tensor& p) {
+  using Key = typename std::remove_reference_t<decltype(optimizer.state())>::key_type;
+  const Key key = compat::optimizer_state_key<Key>(p);
+  auto it = optimizer.state().find(key);
+  if (it == optimizer.state().end()) {
+    auto fresh = std::make_unique<State>();
+    fresh->step(0);
+    fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    optimizer.state()[key] = std::move(fresh);
+    it = optimizer.state().find(key);
+  }
+  return static_cast<State&>(*it->second);
+}
+
+torch::Tensor clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+  torch::NoGradGuard no_grad;
+  if (!kernels::switched_off() && fusable(optimizer)) {
+    return torch::tensor(cpu_clip_and_adamw_step(optimizer, max_norm), torch::kDouble);
+  }
+  if (multi_tensor_adamw_supported(optimizer)) return multi_tensor_clip_and_adamw_step(optimizer, max_norm);
+  return torch::tensor(library_clip_and_adamw_step(optimizer, max_norm), torch::kDouble);
 }
 
 }  // namespace lmzoo

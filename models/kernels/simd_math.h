@@ -1,5 +1,5 @@
 // Vectorised float math for the AVX2/FMA kernels: exp (Cephes polynomial), erf given exp(-x^2) (Abramowitz-Stegun
-// 7.1.26, as ATen's AVX2 erf), horizontal sum and max. Leaves out: other ISAs (callers check cpu_has_avx2_fma()).
+// 7.1.26, as ATen's AVX2 erf), horizontal sum and max. Leaves out: other ISAs (callers check kernels::avx2_enabled()).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -9,15 +9,6 @@
 #endif
 
 namespace lmzoo::simd {
-
-inline bool cpu_has_avx2_fma() {
-#ifdef LMZOO_HAVE_X86
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-#else
-  return false;
-#endif
-}
 
 #ifdef LMZOO_HAVE_X86
 

@@ -1,0 +1,88 @@
+// Clip + AdamW over all parameters at once: per-tensor norms from at::_foreach_norm, one global norm on the
+// device, and at::_fused_adamw_ per group with the clip coefficient passed as its grad_scale (grads are divided
+// by it inside the kernel), so no value travels back to the host. LibTorch >= 2.1; CPU tensors from 2.4.
+#include <vector>
+
+#include "models/kernels/fused_adamw.h"
+#include "models/torch_compat.h"
+
+namespace lmzoo {
+
+bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer) {
+#if LMZOO_HAS_FUSED_ADAMW
+  c10::optional<torch::Device> device;
+  for (auto& group : optimizer.param_groups()) {
+    if (static_cast<torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const auto& g = p.grad();
+      if (p.is_sparse() || g.is_sparse() || g.scalar_type() != p.scalar_type() || g.device() != p.device()) return false;
+      if (p.scalar_type() != torch::kFloat && p.scalar_type() != torch::kBFloat16 && p.scalar_type() != torch::kHalf) {
+        return false;
+      }
+      if (device && *device != p.device()) return false;
+      device = p.device();
+    }
+  }
+  if (!device) return false;
+  return device->is_cuda() || (device->is_cpu() && LMZOO_TORCH_AT_LEAST(2, 4));
+#else
+  (void)optimizer;
+  return false;
+#endif
+}
+
+torch::Tensor multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+#if LMZOO_HAS_FUSED_ADAMW
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> all_grads;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      if (p.grad().defined()) all_grads.push_back(p.grad());
+    }
+  }
+  TORCH_CHECK(!all_grads.empty(), "no parameter has a gradient");
+  const auto device = all_grads.front().device();
+  auto norm = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  c10::optional<torch::Tensor> grad_scale;
+  if (max_norm > 0) {
+    auto norms = at::_foreach_norm(all_grads, 2);
+    for (auto& n : norms) n = n.to(torch::kFloat);
+    norm = torch::stack(norms).norm();  // sqrt of the sum of squared per-tensor norms
+    // clip_grad_norm_ multiplies by min(1, max / (norm + 1e-6)); the kernel divides by its reciprocal.
+    grad_scale = ((norm + 1e-6) / max_norm).clamp_min(1.0);
+  }
+  for (auto& group : optimizer.param_groups()) {
+    const auto& o = static_cast<torch::optim::AdamWOptions&>(group.options());
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
+    std::vector<float> steps;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& s = adamw_state_for(optimizer, p);
+      if (s.exp_avg().options().dtype() != p.options().dtype() || s.exp_avg().device() != p.device()) {
+        s.exp_avg(s.exp_avg().to(p.options()).contiguous());
+        s.exp_avg_sq(s.exp_avg_sq().to(p.options()).contiguous());
+      }
+      s.step(s.step() + 1);  // the kernel reads the step already counted, as torch.optim's fused AdamW passes it
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(s.exp_avg());
+      exp_avg_sqs.push_back(s.exp_avg_sq());
+      steps.push_back(float(s.step()));
+    }
+    if (params.empty()) continue;
+    auto step_tensors = torch::tensor(steps, torch::kFloat).to(device, /*non_blocking=*/true).unbind(0);
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, step_tensors, o.lr(),
+                      std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(), /*amsgrad=*/false,
+                      /*maximize=*/false, grad_scale, /*found_inf=*/c10::nullopt);
+  }
+  return norm;
+#else
+  (void)max_norm;
+  TORCH_CHECK(false, "multi-tensor AdamW needs LibTorch 2.1 or later");
+  (void)optimizer;
+  return {};
+#endif
+}
+
+}  // namespace lmzoo

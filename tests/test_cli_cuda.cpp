@@ -1,0 +1,93 @@
+// The CLI on CUDA, tagged [cuda] (skipped without a GPU): train, resume, eval, generate (sampling, KV cache, beams)
+// for gpt, bert, the bert classifier and t5 in fp32 and bf16; the CUDA-trained checkpoints evaluate and export on
+// the CPU; every command exits 0 with nothing on stderr but progress.
+#include "tests/catch_compat.h"
+
+#include <filesystem>
+#include <string>
+
+#include "tests/cli_checks.h"
+#include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
+
+using namespace lmzoo::test;
+
+namespace {
+
+const std::string kShape = " --n-layer 2 --n-head 2 --d-model 32 --seq-len 24 --batch-size 4 --warmup 2 ";
+
+// Runs lmzoo ARGS and requires exit 0, showing stderr when it fails.
+CliResult ok(const std::string& args) {
+  auto r = run_cli(args);
+  INFO("lmzoo " << args << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("Warning") == std::string::npos);
+  CHECK(r.err.find("deprecated") == std::string::npos);
+  return r;
+}
+
+// Trains ARCH_FLAGS on DATA for 6 steps on CUDA in PRECISION, resumes to 8, and checks the checkpoint evaluates
+// and exports on the CPU. Returns the run directory.
+std::string train_resume_and_move_to_cpu(const TempDir& dir, const std::string& name, const std::string& arch_flags,
+                                         const std::string& data, const std::string& precision,
+                                         const std::string& eval_data_flags) {
+  const std::string run = dir / name;
+  ok("train --data " + data + " --out " + run + arch_flags + kShape + " --steps 6 --eval-interval 3 --eval-iters 2" +
+     " --device cuda --precision " + precision);
+  auto resumed = ok("train --resume " + run + " --steps 8");
+  CHECK(last_json_line(resumed.out)["step"] == 8);
+  ok("eval --checkpoint " + run + eval_data_flags + " --device cuda --precision " + precision);
+  ok("eval --checkpoint " + run + eval_data_flags + " --device cpu");
+  ok("export --checkpoint " + run + " --out " + (dir / (name + ".pt")));
+  CHECK(std::filesystem::exists(dir / (name + ".pt")));
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA CLI: gpt trains, resumes, evaluates, generates and exports", "[.cuda][cuda][cli]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  for (const std::string precision : {"fp32", "bf16"}) {
+    const std::string run =
+        train_resume_and_move_to_cpu(dir, "gpt-" + precision, " --arch gpt", f.data_dir, precision, " --data " + f.data_dir);
+    auto gpu = ok("generate --checkpoint " + run + " --prompt 'The cat' --max-new-tokens 12 --temperature 0 --device cuda");
+    auto cpu = ok("generate --checkpoint " + run + " --prompt 'The cat' --max-new-tokens 12 --temperature 0 --device cpu");
+    CHECK(gpu.out.rfind("The cat", 0) == 0);
+    if (precision == "fp32") CHECK(gpu.out == cpu.out);  // greedy decoding agrees across devices
+    ok("generate --checkpoint " + run + " --prompt 'The cat' --max-new-tokens 8 --beams 3 --device cuda");
+  }
+}
+
+TEST_CASE("CUDA CLI: bert pretrains and a classifier fine-tunes, evaluates and labels", "[.cuda][cuda][cli]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  write_text(dir / "train.jsonl", "{\"text\": \"the cat sat\", \"label\": \"a\"}\n{\"text\": \"the river ran\", \"label\": \"b\"}\n"
+                                  "{\"text\": \"a bird sat\", \"label\": \"a\"}\n{\"text\": \"a tree grew\", \"label\": \"b\"}\n");
+  for (const std::string precision : {"fp32", "bf16"}) {
+    const std::string base =
+        train_resume_and_move_to_cpu(dir, "bert-" + precision, " --arch bert", f.data_dir, precision, " --data " + f.data_dir);
+    ok("generate --checkpoint " + base + " --prompt 'the [MASK] sat' --device cuda");
+    const std::string clf = dir / ("clf-" + precision);
+    ok("train --init " + base + " --data " + (dir / "train.jsonl") + " --val-data " + (dir / "train.jsonl") + " --out " +
+       clf + " --steps 4 --batch-size 2 --device cuda --precision " + precision);
+    ok("eval --checkpoint " + clf + " --data " + (dir / "train.jsonl") + " --device cuda --precision " + precision);
+    ok("eval --checkpoint " + clf + " --data " + (dir / "train.jsonl") + " --device cpu");
+    ok("generate --checkpoint " + clf + " --prompt 'the cat sat' --device cuda");
+    ok("export --checkpoint " + clf + " --out " + (dir / ("clf-" + precision + ".pt")));
+  }
+}
+
+TEST_CASE("CUDA CLI: t5 span corruption trains, resumes, evaluates, generates and exports", "[.cuda][cuda][cli]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  for (const std::string precision : {"fp32", "bf16"}) {
+    const std::string run = train_resume_and_move_to_cpu(dir, "t5-" + precision, " --arch t5", f.data_dir, precision,
+                                                         " --data " + f.data_dir + " --batches 2");
+    ok("generate --checkpoint " + run + " --prompt 'the cat' --max-new-tokens 8 --device cuda");
+    ok("generate --checkpoint " + run + " --prompt 'the cat' --max-new-tokens 8 --beams 2 --device cuda");
+  }
+}

@@ -1,0 +1,508 @@
+#!/usr/bin/env bash
+# Builds lmzoo against this machine's LibTorch (pip torch by default) and checks it on the GPU:
+#   prereqs  LibTorch's CMake prefix, torch/CUDA versions, the GPU          (always)
+#   deps     sentencepiece, nlohmann-json, cxxopts, Catch2: the system's, else Debian .debs unpacked
+#            into a scratch sysroot                                         (always)
+#   build    bash tools/build.sh BUILD_DIR -DCMAKE_PREFIX_PATH=... (no apt-get: LMZOO_SKIP_APT=1)
+#   suite    ctest, the [cuda] test cases included
+#   smoke    gpt, bert and t5 in fp32 and bf16 on CUDA: train, eval, generate, export; each command
+#            must exit 0 with no "Warning" or "deprecated" on stderr
+#   speed    lmzoo bench --preset gpt2 against tools/gpu_reference.py (eager and torch.compile),
+#            alternating, ROUNDS rounds; then bert-base and t5-small (and Hugging Face eager
+#            references for those two when python3 can import transformers)
+#
+# Usage: bash tools/gpu_check.sh [STEP...]     (default: build suite smoke speed)
+# Environment:
+#   LIBTORCH_PREFIX  LibTorch's CMake prefix (default: python3 -c 'import torch;print(torch.utils.cmake_prefix_path)';
+#                    for the official zip: /path/libtorch/share/cmake)
+#   PYTHON           the Python with torch (python3)           BUILD_DIR  build folder (/tmp/lmzoo-gpu-build)
+#   DEBS_DIR         Debian .debs to unpack when the system lacks a dependency (.carry/debs)
+#   SYSROOT          where they are unpacked (/tmp/lmzoo-gpu-sysroot)
+#   WORK_DIR         corpora, data, runs and logs (/tmp/lmzoo-gpu-check)
+#   CORPUS           a text file for the smoke and speed steps (default: a generated pseudo-English text)
+#   ROUNDS           speed rounds (3)       SPEED_STEPS / SPEED_SKIP   bench iterations / left out (30 / 10)
+#   CUDA_ARCH        CMAKE_CUDA_ARCHITECTURES (default: the GPU's compute capability, else native, else 90)
+# Exit status: 0 when every step passed, 1 when any failed, 2 when a prerequisite is missing.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Paths given relative are taken from the directory the script was started in (it then works in ROOT).
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+PY="${PYTHON:-python3}"
+BUILD_DIR="$(absolute "${BUILD_DIR:-/tmp/lmzoo-gpu-build}")"
+DEBS_DIR="$(absolute "${DEBS_DIR:-$ROOT/.carry/debs}")"
+SYSROOT="$(absolute "${SYSROOT:-/tmp/lmzoo-gpu-sysroot}")"
+WORK_DIR="$(absolute "${WORK_DIR:-/tmp/lmzoo-gpu-check}")"
+[ -z "${CORPUS:-}" ] || CORPUS="$(absolute "$CORPUS")"
+ROUNDS="${ROUNDS:-3}"
+SPEED_STEPS="${SPEED_STEPS:-30}"
+SPEED_SKIP="${SPEED_SKIP:-10}"
+LMZOO="$BUILD_DIR/lmzoo"
+LOGS="$WORK_DIR/logs"
+DEB_PACKAGES="libsentencepiece-dev libsentencepiece0 nlohmann-json3-dev libcxxopts-dev catch2"
+
+PASSED=()
+FAILED=()
+CMAKE_PREFIXES=""  # set by check_prerequisites / setup_dependencies
+CUDA_ARCHS=""
+
+# ------------------------------------------------------------------------------------------ output
+header() { printf '\n==== %s\n' "$*"; }
+note() { printf '  %s\n' "$*"; }
+die() {
+  printf 'gpu_check: %s\n' "$*" >&2
+  exit 2
+}
+pass() {
+  PASSED+=("$1")
+  printf '  PASS  %s\n' "$1"
+}
+fail() {
+  FAILED+=("$1")
+  printf '  FAIL  %s%s\n' "$1" "${2:+ ($2)}"
+}
+
+# Runs NAME's command (the arguments after NAME) with stdout and stderr in $LOGS/NAME.{out,err}.
+# PASS: exit 0 and no stderr line containing "Warning" or "deprecated". Returns 0 on PASS.
+run_checked() {
+  local name="$1" log
+  shift
+  log="$LOGS/${name//[^A-Za-z0-9_.-]/_}"
+  "$@" >"$log.out" 2>"$log.err" </dev/null
+  local rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail "$name" "exit $rc; $log.err"
+    tail -n 5 "$log.err" | sed 's/^/        /'
+    return 1
+  fi
+  if grep -E 'Warning|deprecated' "$log.err" >"$log.warnings"; then
+    fail "$name" "warnings on stderr"
+    head -n 5 "$log.warnings" | sed 's/^/        /'
+    return 1
+  fi
+  pass "$name"
+}
+
+# ------------------------------------------------------------------------- a. prerequisites
+check_prerequisites() {
+  header "prerequisites: LibTorch, CUDA, GPU, compilers"
+  command -v nvidia-smi >/dev/null || die "nvidia-smi not found: this check needs a machine with an NVIDIA GPU and its driver"
+  command -v cmake >/dev/null || die "cmake not found: install CMake >= 3.18"
+  command -v c++ >/dev/null || command -v g++ >/dev/null || die "no C++ compiler (c++ / g++) found: install g++"
+  command -v pkg-config >/dev/null || die "pkg-config not found: install it (sentencepiece is found through it)"
+  if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  command -v nvcc >/dev/null || die "nvcc not found: LibTorch's CMake config needs the CUDA toolkit; install it or put its bin/ on PATH"
+
+  local torch_prefix
+  if [ -n "${LIBTORCH_PREFIX:-}" ]; then
+    torch_prefix="$LIBTORCH_PREFIX"
+  else
+    torch_prefix=$("$PY" -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+      die "$PY cannot import torch: pip install torch (a CUDA build), or set LIBTORCH_PREFIX=/path/libtorch/share/cmake"
+    # lmzoo links the system's sentencepiece, built with the C++11 string ABI; pip wheels before 2.7 used the old one.
+    "$PY" -c 'import sys, torch; sys.exit(not torch.compiled_with_cxx11_abi())' ||
+      die "this pip torch uses the pre-C++11 ABI (pip wheels before 2.7): install torch >= 2.7, or use the official cxx11-abi zip via LIBTORCH_PREFIX"
+    "$PY" -c 'import sys, torch; sys.exit(torch.version.cuda is None)' ||
+      die "this pip torch is a CPU-only build: install a CUDA wheel (pip install torch --index-url https://download.pytorch.org/whl/cu126 or newer)"
+  fi
+  [ -f "$torch_prefix/Torch/TorchConfig.cmake" ] ||
+    die "no Torch/TorchConfig.cmake under $torch_prefix: LIBTORCH_PREFIX must be LibTorch's CMake prefix (.../share/cmake)"
+  CMAKE_PREFIXES="$torch_prefix"
+  note "LibTorch CMake prefix: $torch_prefix"
+
+  if "$PY" -c 'import torch' 2>/dev/null; then
+    note "$("$PY" -c 'import torch; print("python torch", torch.__version__, "| CUDA", torch.version.cuda, "| GPU visible:", torch.cuda.is_available())')"
+  elif [ -f "$torch_prefix/../../build-version" ]; then
+    note "LibTorch $(cat "$torch_prefix/../../build-version") (no python torch: the speed step's reference will be skipped)"
+  fi
+  note "nvcc: $(nvcc --version | grep -o 'release [^,]*' | head -n 1)"
+  note "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n 1)"
+
+  CUDA_ARCHS="${CUDA_ARCH:-}"
+  if [ -z "$CUDA_ARCHS" ]; then
+    local cap
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+    if [[ "$cap" =~ ^[0-9]+$ ]]; then
+      CUDA_ARCHS="$cap"
+    elif cmake_at_least 3.24; then
+      CUDA_ARCHS=native
+    else
+      CUDA_ARCHS=90
+    fi
+  fi
+  note "CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS"
+}
+
+# True when cmake's version is at least $1 (major.minor).
+cmake_at_least() {
+  local have
+  have=$(cmake --version | head -n 1 | grep -oE '[0-9]+\.[0-9]+' | head -n 1)
+  [ "$(printf '%s\n%s\n' "$1" "$have" | sort -V | head -n 1)" = "$1" ]
+}
+
+# --------------------------------------------------------------------------- b. dependencies
+# True when a CMake package config named $1 (a file name) is under the usual prefixes.
+has_cmake_config() {
+  find /usr/lib /usr/share /usr/local/lib /usr/local/share -maxdepth 4 -name "$1" 2>/dev/null | grep -q .
+}
+
+system_has_dependencies() {
+  pkg-config --exists sentencepiece &&
+    has_cmake_config nlohmann_jsonConfig.cmake &&
+    { has_cmake_config cxxopts-config.cmake || has_cmake_config cxxoptsConfig.cmake; } &&
+    has_cmake_config Catch2Config.cmake
+}
+
+# Unpacks every .deb of DEBS_DIR into SYSROOT (dpkg -x, else ar + tar).
+unpack_debs() {
+  local deb
+  mkdir -p "$SYSROOT"
+  for deb in "$DEBS_DIR"/*.deb; do
+    if command -v dpkg >/dev/null; then
+      dpkg -x "$deb" "$SYSROOT" || die "cannot unpack $deb"
+    else  # a .deb is an ar archive whose data.tar.* holds the files
+      command -v ar >/dev/null || die "neither dpkg nor ar (binutils) is installed: cannot unpack $deb"
+      local tmp
+      tmp=$(mktemp -d)
+      { (cd "$tmp" && ar x "$deb") && tar -xf "$tmp"/data.tar.* -C "$SYSROOT"; } || die "cannot unpack $deb"
+      rm -rf "$tmp"
+    fi
+  done
+}
+
+setup_dependencies() {
+  header "dependencies: sentencepiece, nlohmann-json, cxxopts, Catch2"
+  if system_has_dependencies; then
+    note "all found on the system"
+    return
+  fi
+  compgen -G "$DEBS_DIR/*.deb" >/dev/null ||
+    die "the system lacks some of sentencepiece / nlohmann-json / cxxopts / Catch2, and $DEBS_DIR holds no .deb files.
+  Install them (Debian/Ubuntu: apt-get install libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2), or
+  fetch the .debs on a Debian 12 machine and copy them here:
+    mkdir -p .carry/debs && (cd .carry/debs && apt-get download $DEB_PACKAGES)"
+  unpack_debs
+  local lib="$SYSROOT/usr/lib/x86_64-linux-gnu"
+  export CPATH="$SYSROOT/usr/include${CPATH:+:$CPATH}"
+  export LIBRARY_PATH="$lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PKG_CONFIG_SYSROOT_DIR="$SYSROOT"
+  export PKG_CONFIG_PATH="$lib/pkgconfig"
+  CMAKE_PREFIXES="$CMAKE_PREFIXES;$SYSROOT/usr"
+  note "unpacked $(find "$DEBS_DIR" -maxdepth 1 -name '*.deb' | wc -l) .debs from $DEBS_DIR into $SYSROOT"
+}
+
+# ---------------------------------------------------------------------------------- c. build
+build_lmzoo() {
+  header "build: $BUILD_DIR (Release, -j$(nproc))"
+  local log="$LOGS/build.log" cmake_args=(-DCMAKE_PREFIX_PATH="$CMAKE_PREFIXES" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS")
+  note "bash tools/build.sh $BUILD_DIR ${cmake_args[*]}"
+  local rc
+  LMZOO_SKIP_APT=1 bash "$ROOT/tools/build.sh" "$BUILD_DIR" "${cmake_args[@]}" >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -x "$LMZOO" ]; then
+    fail "build" "see $log"
+    grep -m 20 -E 'error|Error|Could not find' "$log" | sed 's/^/        /'
+    return 1
+  fi
+  grep -m 1 'lmzoo: LibTorch' "$log" | sed 's/^-- /  /'
+  if grep -q 'lmzoo: LibTorch .*CUDA 0' "$log"; then
+    fail "build" "configured against a LibTorch without CUDA; see $log"
+    return 1
+  fi
+  pass "build"
+  note "binary: $LMZOO"
+}
+
+require_binary() {
+  [ -x "$LMZOO" ] || die "no lmzoo binary at $LMZOO: run the build step first (bash tools/gpu_check.sh build)"
+}
+
+# ---------------------------------------------------------------------------------- d. suite
+run_suite() {
+  header "suite: ctest -j8 in $BUILD_DIR ([cuda] cases included)"
+  require_binary
+  local log="$LOGS/ctest.log"
+  (cd "$BUILD_DIR" && ctest --output-on-failure -j8 </dev/null) >"$log" 2>&1
+  local rc=$?
+  grep -E 'tests passed|tests failed|Total Test time' "$log" | sed 's/^/  /'
+  if [ "$rc" -ne 0 ]; then
+    fail "suite" "see $log"
+    grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)' "$log" | head -n 30 | sed 's/^/        /'
+    return 1
+  fi
+  # With a GPU present no [cuda] case may report itself skipped (exit code 4: no CUDA seen).
+  if grep -q '\*\*\*Skipped' "$log"; then
+    fail "suite" "test cases skipped on a CUDA machine; see $log"
+    grep '\*\*\*Skipped' "$log" | head -n 10 | sed 's/^/        /'
+    return 1
+  fi
+  pass "suite"
+}
+
+# ---------------------------------------------------------------------------------- corpora
+# Writes about BYTES bytes of seeded pseudo-English (a Zipf-like lexicon of syllable words) to FILE.
+generate_corpus() {
+  local file="$1" bytes="$2"
+  awk -v bytes="$bytes" 'BEGIN {
+    srand(1234)
+    ns = split("th an er in re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur", syl, " ")
+    nw = 6000
+    for (i = 1; i <= nw; i++) { w = ""; k = 1 + int(rand() * 3.2); for (j = 0; j < k; j++) w = w syl[1 + int(rand() * ns)]; lex[i] = w }
+    total = 0
+    while (total < bytes) {
+      line = ""; sentences = 1 + int(rand() * 5)
+      for (s = 0; s < sentences; s++) {
+        n = 4 + int(rand() * 14)
+        for (i = 0; i < n; i++) {
+          w = lex[int(exp(rand() * log(nw)))]
+          if (i == 0) w = toupper(substr(w, 1, 1)) substr(w, 2)
+          line = line w (i == n - 1 ? (rand() < 0.8 ? ". " : "? ") : (rand() < 0.08 ? ", " : " "))
+        }
+      }
+      print line; total += length(line) + 1
+      if (rand() < 0.15) { print ""; total++ }
+    }
+  }' >"$file"
+}
+
+# Corpus for a step: $CORPUS when given, else a generated one of BYTES bytes in DIR. Prints its path.
+corpus_for() {
+  local dir="$1" bytes="$2"
+  if [ -n "${CORPUS:-}" ]; then
+    [ -f "$CORPUS" ] || die "CORPUS=$CORPUS is not a file"
+    echo "$CORPUS"
+  else
+    [ -s "$dir/corpus.txt" ] || generate_corpus "$dir/corpus.txt" "$bytes"
+    echo "$dir/corpus.txt"
+  fi
+}
+
+# Trains a BPE tokenizer of VOCAB pieces on CORPUS into DIR/tok and prepares DIR/data. Checked steps named PREFIX.
+tokenize_and_prepare() {
+  local prefix="$1" dir="$2" corpus="$3" vocab="$4"
+  rm -rf "$dir/tok" "$dir/data"
+  run_checked "$prefix tokenizer train (bpe $vocab)" \
+    "$LMZOO" tokenizer train --input "$corpus" --vocab-size "$vocab" --model-type bpe --out "$dir/tok" &&
+    run_checked "$prefix prepare" "$LMZOO" prepare --tokenizer "$dir/tok" --input "$corpus" --out "$dir/data"
+}
+
+# ---------------------------------------------------------------------------------- e. smoke
+# Train, eval, generate and export one family ARCH in PRECISION on CUDA with a tiny shape.
+smoke_family() {
+  local arch="$1" precision="$2" data="$3" runs="$4"
+  local run="$runs/$arch-$precision" name="$arch $precision"
+  local eval_flags=(--data "$data") generate_flags=(--prompt "the" --max-new-tokens 16 --temperature 0)
+  case "$arch" in
+    bert) generate_flags=(--prompt "the [MASK] of the" --top-k 3) ;;  # fills masks: no sampling flags
+    t5) eval_flags+=(--batches 4) ;;
+  esac
+  rm -rf "$run" "$run.pt"
+  run_checked "$name train" "$LMZOO" train --arch "$arch" --data "$data" --out "$run" \
+    --n-layer 2 --n-head 2 --d-model 64 --seq-len 64 --batch-size 8 --steps 20 --warmup 2 \
+    --eval-interval 10 --eval-iters 2 --device cuda --precision "$precision" || return 1
+  run_checked "$name eval" "$LMZOO" eval --checkpoint "$run" "${eval_flags[@]}" --device cuda --precision "$precision"
+  run_checked "$name generate" "$LMZOO" generate --checkpoint "$run" "${generate_flags[@]}" --device cuda
+  run_checked "$name export" "$LMZOO" export --checkpoint "$run" --out "$run.pt"
+}
+
+smoke() {
+  header "smoke: gpt, bert, t5 x fp32, bf16 on CUDA (train, eval, generate, export)"
+  require_binary
+  local dir="$WORK_DIR/smoke" corpus
+  mkdir -p "$dir/runs"
+  corpus=$(corpus_for "$dir" 1000000)
+  note "corpus: $corpus"
+  tokenize_and_prepare "smoke" "$dir" "$corpus" 1000 || return 1
+  local arch precision
+  for arch in gpt bert t5; do
+    for precision in fp32 bf16; do
+      smoke_family "$arch" "$precision" "$dir/data" "$dir/runs"
+    done
+  done
+}
+
+# ---------------------------------------------------------------------------------- f. speed
+# Runs a benchmark command (after NAME and OUT) and appends its last stdout line (JSON) to OUT.
+bench_into() {
+  local name="$1" out="$2" log
+  shift 2
+  log="$LOGS/${name//[^A-Za-z0-9_.-]/_}"
+  if "$@" >"$log.out" 2>"$log.err" </dev/null && tail -n 1 "$log.out" | grep -q '^{'; then
+    tail -n 1 "$log.out" >>"$out"
+    pass "$name"
+  else
+    fail "$name" "see $log.err"
+    tail -n 3 "$log.err" | sed 's/^/        /'
+  fi
+}
+
+# Hugging Face eager reference for bert-base (masked LM) or t5-small (span-corruption lengths 512 -> 114):
+# random token ids, bf16 autocast, fused AdamW, no dropout; prints one JSON line like lmzoo bench.
+hf_reference() {
+  "$PY" - "$@" <<'PY'
+import json, statistics, sys, time
+import torch, transformers
+
+arch, data, batch, seq, steps, skip = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+vocab = json.load(open(f"{data}/manifest.json"))["vocab_size"]
+dev = torch.device("cuda")
+if arch == "bert":
+    cfg = transformers.BertConfig(vocab_size=vocab, max_position_embeddings=seq, hidden_dropout_prob=0.0,
+                                  attention_probs_dropout_prob=0.0)
+    model = transformers.BertForMaskedLM(cfg)
+else:
+    cfg = transformers.T5Config(vocab_size=vocab, dropout_rate=0.0)  # the defaults are t5-small's shape
+    model = transformers.T5ForConditionalGeneration(cfg)
+model.to(dev).train()
+decay = [p for p in model.parameters() if p.dim() >= 2]
+rest = [p for p in model.parameters() if p.dim() < 2]
+opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                        lr=1e-4, fused=True)
+g = torch.Generator(device=dev).manual_seed(0)
+
+def batch_inputs():
+    ids = torch.randint(107, vocab, (batch, seq), device=dev, generator=g)
+    if arch == "bert":
+        labels = torch.where(torch.rand(batch, seq, device=dev, generator=g) < 0.15, ids, -100)
+        return {"input_ids": ids, "labels": labels}
+    return {"input_ids": ids, "labels": torch.randint(107, vocab, (batch, 114), device=dev, generator=g)}
+
+times = []
+for _ in range(steps):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(**batch_inputs()).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    times.append(time.perf_counter() - t0)
+ms = statistics.median(times[skip:]) * 1e3
+print(json.dumps({"reference": f"transformers {transformers.__version__} eager", "ms_per_iter_median": ms,
+                  "ms_per_iter_min": min(times[skip:]) * 1e3, "tokens_per_s": batch * seq / (ms / 1e3),
+                  "iters_timed": steps - skip, "peak_memory_bytes": torch.cuda.max_memory_allocated()}))
+PY
+}
+
+# Prints the comparison table from the JSON-lines files of DIR.
+speed_table() {
+  "$PY" - "$1" <<'PY'
+import json, os, statistics, sys
+
+d = sys.argv[1]
+def rows(name):
+    path = os.path.join(d, name + ".jsonl")
+    return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+def med(rs, key):
+    vals = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+def fmt(v, f):
+    return "-" if v is None else f.format(v)
+
+print(f"{'program':44} {'runs':>4} {'ms/iter':>9} {'tokens/s':>11} {'MFU':>7} {'peak GiB':>9}")
+table = [("gpt2: lmzoo bench (bf16)", "gpt2_lmzoo"), ("gpt2: gpu_reference.py eager", "gpt2_eager"),
+         ("gpt2: gpu_reference.py --compile", "gpt2_compiled"), ("bert-base: lmzoo bench", "bert_lmzoo"),
+         ("bert-base: transformers eager", "bert_hf"), ("t5-small: lmzoo bench", "t5_lmzoo"),
+         ("t5-small: transformers eager", "t5_hf")]
+for label, name in table:
+    rs = rows(name)
+    if not rs:
+        continue
+    ms, mfu, mem = med(rs, "ms_per_iter_median"), med(rs, "mfu"), med(rs, "peak_memory_bytes")
+    tps = med(rs, "tokens_per_s")
+    print(f"{label:44} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
+          f"{fmt(mfu and 100 * mfu, '{:.1f}%'):>7} {fmt(mem and mem / 2**30, '{:.2f}'):>9}")
+print()
+lm = rows("gpt2_lmzoo")
+for ref in ("eager", "compiled"):
+    rs = rows("gpt2_" + ref)
+    if lm and rs:
+        ratio = med(lm, "ms_per_iter_median") / med(rs, "ms_per_iter_median")
+        per_round = sorted(a["ms_per_iter_median"] / b["ms_per_iter_median"] for a, b in zip(lm, rs))
+        print(f"gpt2 ms/iter ratio lmzoo/{ref}: {ratio:.3f} (below 1: lmzoo faster); "
+              f"per-round median {statistics.median(per_round):.3f}, range {per_round[0]:.3f}-{per_round[-1]:.3f}")
+for fam in ("bert", "t5"):
+    a, b = rows(fam + "_lmzoo"), rows(fam + "_hf")
+    if a and b:
+        print(f"{fam} ms/iter ratio lmzoo/transformers: {med(a, 'ms_per_iter_median') / med(b, 'ms_per_iter_median'):.3f}")
+PY
+}
+
+speed() {
+  header "speed: lmzoo bench vs tools/gpu_reference.py, $ROUNDS rounds of $SPEED_STEPS iterations ($SPEED_SKIP left out)"
+  require_binary
+  local dir="$WORK_DIR/speed" corpus data r
+  local steps=(--steps "$SPEED_STEPS" --skip "$SPEED_SKIP") iters=(--iters "$SPEED_STEPS" --skip "$SPEED_SKIP")
+  mkdir -p "$dir"
+  rm -f "$dir"/*.jsonl
+  corpus=$(corpus_for "$dir" 4000000)
+  note "corpus: $corpus"
+  tokenize_and_prepare "speed" "$dir" "$corpus" 8000 || return 1
+  data="$dir/data"
+  local have_torch=1 have_hf=0
+  "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || have_torch=0
+  [ "$have_torch" = 1 ] && "$PY" -c 'import transformers' 2>/dev/null && have_hf=1
+  [ "$have_torch" = 1 ] || note "($PY has no CUDA torch: the PyTorch references are skipped)"
+
+  for r in $(seq "$ROUNDS"); do
+    note "round $r"
+    bench_into "speed gpt2 lmzoo r$r" "$dir/gpt2_lmzoo.jsonl" "$LMZOO" bench --preset gpt2 --data "$data" \
+      --device cuda --precision bf16 --batch-size 16 "${steps[@]}" --json
+    [ "$have_torch" = 1 ] || continue
+    bench_into "speed gpt2 eager r$r" "$dir/gpt2_eager.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" --data "$data" \
+      --batch-size 16 "${iters[@]}" --json
+    bench_into "speed gpt2 compiled r$r" "$dir/gpt2_compiled.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" \
+      --data "$data" --batch-size 16 "${iters[@]}" --compile --json
+  done
+  bench_into "speed bert-base lmzoo" "$dir/bert_lmzoo.jsonl" "$LMZOO" bench --preset bert-base --data "$data" \
+    --seq-len 512 --device cuda --precision bf16 --batch-size 32 "${steps[@]}" --json
+  [ "$have_hf" = 1 ] && bench_into "speed bert-base transformers" "$dir/bert_hf.jsonl" \
+    hf_reference bert "$data" 32 512 "$SPEED_STEPS" "$SPEED_SKIP"
+  bench_into "speed t5-small lmzoo" "$dir/t5_lmzoo.jsonl" "$LMZOO" bench --preset t5-small --data "$data" \
+    --seq-len 512 --device cuda --precision bf16 --batch-size 32 "${steps[@]}" --json
+  [ "$have_hf" = 1 ] && bench_into "speed t5-small transformers" "$dir/t5_hf.jsonl" \
+    hf_reference t5 "$data" 32 512 "$SPEED_STEPS" "$SPEED_SKIP"
+
+  header "speed: medians over rounds ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1))"
+  speed_table "$dir"
+}
+
+# ---------------------------------------------------------------------------------- main
+summary() {
+  header "summary: ${#PASSED[@]} passed, ${#FAILED[@]} failed (logs: $LOGS)"
+  local f
+  for f in "${FAILED[@]}"; do note "FAIL  $f"; done
+  [ "${#FAILED[@]}" -eq 0 ]
+}
+
+main() {
+  local steps=("$@") s
+  [ ${#steps[@]} -eq 0 ] && steps=(build suite smoke speed)
+  for s in "${steps[@]}"; do
+    case "$s" in
+      build | suite | smoke | speed) ;;
+      -h | --help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+      *) die "unknown step '$s' (steps: build suite smoke speed)" ;;
+    esac
+  done
+  cd "$ROOT" || die "cannot enter $ROOT"
+  mkdir -p "$LOGS" || die "cannot create $LOGS"
+  check_prerequisites
+  setup_dependencies
+  for s in "${steps[@]}"; do
+    case "$s" in
+      build) build_lmzoo ;;
+      suite) run_suite ;;
+      smoke) smoke ;;
+      speed) speed ;;
+    esac
+  done
+  summary || exit 1
+}
+
+main "$@"

@@ -1,0 +1,73 @@
+// GEMM timing with a device synchronise around each batch of matmuls; CUDA memory statistics from c10's caching
+// allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config).
+#include "train/device_peak.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "lmzoo_build_config.h"
+#if LMZOO_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace lmzoo {
+
+namespace {
+
+// Forgets the allocator's peaks on DEVICE, so that the GEMM's own buffers do not count as the run's peak.
+void reset_peak_device_memory(const torch::Device& device) {
+#if LMZOO_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index() : 0);
+#else
+  (void)device;
+#endif
+}
+
+}  // namespace
+
+double measure_peak_flops(const torch::Device& device, const std::string& precision) {
+  std::vector<double> rates = time_gemms(device, precision);
+  reset_peak_device_memory(device);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+std::vector<double> time_gemms(const torch::Device& device, const std::string& precision) {
+  torch::NoGradGuard no_grad;
+  const bool cuda = device.is_cuda();
+  const int64_t n = cuda ? 8192 : 512;
+  const int per_batch = cuda ? 5 : 1, batches = cuda ? 5 : 10;
+  const auto dtype = precision == "bf16" ? torch::kBFloat16 : torch::kFloat;
+  auto options = torch::TensorOptions().dtype(dtype).device(device);
+  // Values from linspace, not the RNG: timing a GEMM must not move a seeded run's random stream.
+  auto a = torch::linspace(-1.0, 1.0, n * n, options).view({n, n});  // (n, n)
+  auto b = a.t().contiguous();                                        // (n, n)
+  auto sync = [&] {
+    if (cuda) torch::cuda::synchronize(device.index());
+  };
+  std::vector<double> rates;
+  for (int i = 0; i < batches + 2; ++i) {  // two warm-up batches
+    sync();
+    const auto start = std::chrono::steady_clock::now();
+    for (int j = 0; j < per_batch; ++j) auto c = torch::matmul(a, b);
+    sync();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= 2) rates.push_back(2.0 * double(n) * n * n * per_batch / s);
+  }
+  return rates;
+}
+
+int64_t peak_device_memory_bytes(const torch::Device& device) {
+#if LMZOO_WITH_CUDA
+  if (!device.is_cuda()) return 0;
+  const auto index = device.has_index() ? device.index() : 0;
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+  return stats.allocated_bytes[0].peak;  // [0]: StatType::AGGREGATE (its namespace moved in 2.x)
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
+}  // namespace lmzoo
