@@ -1,4 +1,4 @@
-// Fused GELU tests: output and gradient equal torch::gelu (erf form), tails of every length, no-grad path,
+// Fused GELU tests: output and gradient equal the erf formula in float64, tails of every length, no-grad path,
 // retained graphs.
 #include "tests/catch_compat.h"
 
@@ -25,14 +25,13 @@ bool close_to(const torch::Tensor& a, const torch::Tensor& ref64) {
 }
 }  // namespace
 
-TEST_CASE("fused GELU equals the erf formula in output and gradient, and torch::gelu closely", "[activation_kernel]") {
+TEST_CASE("fused GELU equals the erf formula in output and gradient", "[activation_kernel]") {
   torch::manual_seed(31);
   for (int64_t n : {1, 7, 8, 9, 100, 40000}) {
     auto x = (torch::randn({n}) * 3.0).requires_grad_(true);
     auto y = fused_gelu(x);
     INFO("n " << n);
     CHECK(close_to(y, gelu_f64(x.detach())));
-    CHECK(torch::allclose(y, torch::gelu(x.detach()), 1e-5, 1e-6));
     auto dy = torch::randn_like(y);
     (y * dy).sum().backward();
     CHECK(torch::allclose(x.grad().to(torch::kDouble), dy.to(torch::kDouble) * gelu_grad_f64(x.detach()), 1e-5, 1e-6));

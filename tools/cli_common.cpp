@@ -18,13 +18,16 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
   try {
     result = options.parse(argc, argv);
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-    // cxxopts names only the bad value ("Argument 'abc' failed to parse"): find its flag in argv.
+    // cxxopts names only the bad value ("Argument 'abc' failed to parse", typographic quotes before 3.2): find its
+    // flag in argv.
     const std::string message = e.what();
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
       const auto eq = arg.find('=');
       const std::string value = eq == std::string::npos ? arg : arg.substr(eq + 1);
-      if (!value.empty() && message.find("\xE2\x80\x98" + value + "\xE2\x80\x99") != std::string::npos &&
+      const bool named = message.find("\xE2\x80\x98" + value + "\xE2\x80\x99") != std::string::npos ||
+                         message.find("'" + value + "'") != std::string::npos;
+      if (!value.empty() && named &&
           (eq != std::string::npos || i > 1)) {
         const std::string flag = eq != std::string::npos ? arg.substr(0, eq) : argv[i - 1];
         throw UsageError(flag + ": '" + value + "' is not a valid value (see --help)");
