@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """PyTorch reference for lmzoo's CPU benchmark: the nanoGPT "baby" character-level GPT.
 
-A self-contained re-implementation (not nanoGPT's code) of the small CPU configuration:
+A re-implementation (not nanoGPT's code) of the small CPU configuration, its model shared with
+tools/gpu_reference.py (tools/reference_gpt.py):
 4 layers, 4 heads, d_model 128, context 64, batch 12, no biases, no dropout, pre-LN
 GPT-2 blocks with learned positions, exact (erf) GELU, tied LM head; AdamW lr 1e-3 with
 100 linear warmup steps then cosine decay to 1e-4 at step 2000, betas (0.9, 0.99),
@@ -21,8 +22,9 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_gpt import GPT, loss_fn  # noqa: E402  (tools/reference_gpt.py, shared with gpu_reference.py)
 
 
 # ---------------------------------------------------------------------------- data
@@ -57,105 +59,6 @@ class CharData:
         x = torch.stack([data[s : s + T] for s in starts.tolist()])
         y = torch.stack([data[s + 1 : s + T + 1] for s in starts.tolist()])
         return x, y
-
-
-# --------------------------------------------------------------------------- model
-# Shapes: B batch, T time, C d_model, nh heads, hs = C / nh head size, V vocab.
-class BiaslessLayerNorm(nn.Module):
-    """LayerNorm with a gain and no bias (torch 1.13's nn.LayerNorm cannot drop the bias)."""
-
-    def __init__(self, dim):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return F.layer_norm(x, self.weight.shape, self.weight, None, 1e-5)
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, n_head, block_size):
-        super().__init__()
-        self.n_head = n_head
-        self.c_attn = nn.Linear(d_model, 3 * d_model, bias=False)
-        self.c_proj = nn.Linear(d_model, d_model, bias=False)
-        mask = torch.tril(torch.ones(block_size, block_size, dtype=torch.bool))
-        self.register_buffer("causal", mask.view(1, 1, block_size, block_size), persistent=False)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        hs = C // self.n_head
-        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, nh, T, T)
-        scores = scores.masked_fill(~self.causal[:, :, :T, :T], float("-inf"))
-        y = F.softmax(scores, dim=-1) @ v  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.c_proj(y)
-
-
-class MLP(nn.Module):
-    def __init__(self, d_model):
-        super().__init__()
-        self.c_fc = nn.Linear(d_model, 4 * d_model, bias=False)
-        self.gelu = nn.GELU()  # exact erf form
-        self.c_proj = nn.Linear(4 * d_model, d_model, bias=False)
-
-    def forward(self, x):
-        return self.c_proj(self.gelu(self.c_fc(x)))
-
-
-class Block(nn.Module):
-    """Pre-LN residual block: x + attn(ln(x)), then x + mlp(ln(x))."""
-
-    def __init__(self, d_model, n_head, block_size):
-        super().__init__()
-        self.ln_1 = BiaslessLayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_head, block_size)
-        self.ln_2 = BiaslessLayerNorm(d_model)
-        self.mlp = MLP(d_model)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-
-class CharGPT(nn.Module):
-    def __init__(self, vocab_size, block_size, n_layer, n_head, d_model):
-        super().__init__()
-        assert d_model % n_head == 0
-        self.block_size = block_size
-        self.wte = nn.Embedding(vocab_size, d_model)
-        self.wpe = nn.Embedding(block_size, d_model)
-        self.h = nn.ModuleList(Block(d_model, n_head, block_size) for _ in range(n_layer))
-        self.ln_f = BiaslessLayerNorm(d_model)
-        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied input / output embedding
-
-        for m in self.modules():
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, mean=0.0, std=0.02)
-        # Residual-stream output projections get a depth-scaled std.
-        for name, p in self.named_parameters():
-            if name.endswith("c_proj.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layer))
-
-    def num_params(self):
-        # Tied weights are counted once; position embeddings are excluded (as in MFU's N).
-        return sum(p.numel() for p in self.parameters()) - self.wpe.weight.numel()
-
-    def forward(self, idx):
-        B, T = idx.shape
-        pos = torch.arange(T, device=idx.device)  # (T)
-        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
-        for block in self.h:
-            x = block(x)
-        return self.lm_head(self.ln_f(x))  # (B, T, V)
-
-
-def loss_fn(logits, targets):
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
 # ------------------------------------------------------------------------ training
@@ -247,7 +150,10 @@ def main():
     device = torch.device(args.device)
 
     data = CharData(args.text, args.block_size, args.batch_size, args.seed)
-    model = CharGPT(data.vocab_size, args.block_size, args.n_layer, args.n_head, args.d_model).to(device)
+    # nanoGPT's baby GPT: no biases, exact (erf) GELU, attention as an explicit masked softmax.
+    model = GPT(
+        data.vocab_size, args.block_size, args.n_layer, args.n_head, args.d_model, bias=False, gelu="none", sdpa=False
+    ).to(device)
     opt = make_optimizer(model, args.lr, args.weight_decay, (args.beta1, args.beta2))
     print(
         f"torch {torch.__version__}, threads {torch.get_num_threads()}, OpenBLAS threads {blas_threads}, "

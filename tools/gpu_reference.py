@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch reference for lmzoo's GPU benchmark: a GPT-2 (124M-shaped) model trained on lmzoo's token shards.
 
-A self-contained re-implementation (not nanoGPT's code) of nanoGPT's GPT-2 small training step:
+A re-implementation (not nanoGPT's code) of nanoGPT's GPT-2 small training step, its model shared with
+tools/bench_reference.py (tools/reference_gpt.py):
 12 layers, 12 heads, d_model 768, context 1024, batch 16, vocabulary from the data's manifest;
 pre-LN blocks with biases, learned positions, GELU (tanh approximation), tied LM head, no dropout,
 GPT-2 init (N(0, 0.02), residual projections 0.02 / sqrt(2 * n_layer)); bf16 autocast, TF32 matmuls,
@@ -25,7 +26,6 @@ import bisect
 import contextlib
 import inspect
 import json
-import math
 import os
 import statistics
 import sys
@@ -33,8 +33,9 @@ import time
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_gpt import GPT, HAS_SDPA, loss_fn  # noqa: E402  (tools/reference_gpt.py, shared with bench_reference.py)
 
 
 def fail(message):
@@ -123,103 +124,6 @@ class Batches:
         else:
             xy = xy.to(self.device)
         return xy[:, :-1], xy[:, 1:]  # (B, T), (B, T)
-
-
-# --------------------------------------------------------------------------- model
-# Shapes: B batch, T time, C d_model, nh heads, hs = C / nh head size, V vocab.
-HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, n_head, seq_len):
-        super().__init__()
-        self.n_head = n_head
-        self.c_attn = nn.Linear(d_model, 3 * d_model)
-        self.c_proj = nn.Linear(d_model, d_model)
-        if not HAS_SDPA:  # torch < 2.0: an explicit causal mask
-            mask = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
-            self.register_buffer("causal", mask.view(1, 1, seq_len, seq_len), persistent=False)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        hs = C // self.n_head
-        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        if HAS_SDPA:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
-        else:
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(hs)  # (B, nh, T, T)
-            scores = scores.masked_fill(~self.causal[:, :, :T, :T], float("-inf"))
-            y = F.softmax(scores, dim=-1) @ v  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
-        return self.c_proj(y)
-
-
-class MLP(nn.Module):
-    def __init__(self, d_model):
-        super().__init__()
-        self.c_fc = nn.Linear(d_model, 4 * d_model)
-        self.gelu = nn.GELU(approximate="tanh")  # GPT-2's GELU
-        self.c_proj = nn.Linear(4 * d_model, d_model)
-
-    def forward(self, x):
-        return self.c_proj(self.gelu(self.c_fc(x)))
-
-
-class Block(nn.Module):
-    """Pre-LN residual block: x + attn(ln(x)), then x + mlp(ln(x))."""
-
-    def __init__(self, d_model, n_head, seq_len):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_head, seq_len)
-        self.ln_2 = nn.LayerNorm(d_model)
-        self.mlp = MLP(d_model)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-
-class GPT(nn.Module):
-    def __init__(self, vocab_size, seq_len, n_layer, n_head, d_model):
-        super().__init__()
-        if d_model % n_head != 0:
-            fail(f"--d-model {d_model} is not a multiple of --n-head {n_head}")
-        self.wte = nn.Embedding(vocab_size, d_model)
-        self.wpe = nn.Embedding(seq_len, d_model)
-        self.h = nn.ModuleList(Block(d_model, n_head, seq_len) for _ in range(n_layer))
-        self.ln_f = nn.LayerNorm(d_model)
-        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
-        self.lm_head.weight = self.wte.weight  # tied input / output embedding
-
-        for m in self.modules():
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, mean=0.0, std=0.02)
-            if isinstance(m, nn.Linear) and m.bias is not None:
-                nn.init.zeros_(m.bias)
-        # Residual-stream output projections get a depth-scaled std.
-        for name, p in self.named_parameters():
-            if name.endswith("c_proj.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layer))
-
-    def num_params(self):
-        # Tied weights are counted once; position embeddings are excluded (as in MFU's N).
-        return sum(p.numel() for p in self.parameters()) - self.wpe.weight.numel()
-
-    def forward(self, idx):
-        B, T = idx.shape
-        pos = torch.arange(T, device=idx.device)  # (T)
-        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
-        for block in self.h:
-            x = block(x)
-        return self.lm_head(self.ln_f(x))  # (B, T, V)
-
-
-def loss_fn(logits, targets):
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
 # ------------------------------------------------------------------------ training
@@ -317,7 +221,12 @@ def main():
 
     stream = TokenShards(args.data, "train")
     batches = Batches(stream, args.batch_size, args.seq_len, args.seed, device)
-    model = GPT(stream.vocab_size, args.seq_len, args.n_layer, args.n_head, args.d_model).to(device)
+    if args.d_model % args.n_head != 0:
+        fail(f"--d-model {args.d_model} is not a multiple of --n-head {args.n_head}")
+    # GPT-2: biases, tanh GELU, attention through F.scaled_dot_product_attention where this torch has it.
+    model = GPT(
+        stream.vocab_size, args.seq_len, args.n_layer, args.n_head, args.d_model, bias=True, gelu="tanh", sdpa=True
+    ).to(device)
     opt, opt_name = make_optimizer(model, device, args.lr, args.weight_decay, (args.beta1, args.beta2))
     step_model = torch.compile(model) if args.compile else model
     autocast = (
