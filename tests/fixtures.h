@@ -54,7 +54,9 @@ struct Fixture {
 
 // A tiny tokenizer (bpe/unigram: vocab <= 512; char: all characters) trained on ~30 KB of generated
 // text and a prepared data directory, built once per process and model type through the C++ API.
-inline const Fixture& tiny_corpus(const std::string& model_type = "bpe") {
+// (A const char* parameter: g++ 13+ warns of a dangling reference when a temporary string is bound.)
+inline const Fixture& tiny_corpus(const char* model_type_name = "bpe") {
+  const std::string model_type = model_type_name;
   static TempDir root;  // removed when the test process exits
   static std::map<std::string, Fixture> cache;
   auto found = cache.find(model_type);
