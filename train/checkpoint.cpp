@@ -13,19 +13,6 @@ namespace lmzoo {
 
 namespace fs = std::filesystem;
 
-void to_json(nlohmann::json& j, const TrainerState& s) {
-  j = {{"step", s.step}, {"tokens_seen", s.tokens_seen}, {"elapsed_s", s.elapsed_s}};
-  j["best_val_loss"] = std::isfinite(s.best_val_loss) ? nlohmann::json(s.best_val_loss) : nlohmann::json(nullptr);
-}
-
-void from_json(const nlohmann::json& j, TrainerState& s) {
-  s.step = j.at("step").get<int64_t>();
-  s.tokens_seen = j.value("tokens_seen", int64_t{0});
-  s.elapsed_s = j.value("elapsed_s", 0.0);
-  s.best_val_loss = j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity()
-                                                    : j.at("best_val_loss").get<double>();
-}
-
 namespace {
 
 void write_file(const fs::path& path, const std::string& data) {

@@ -10,20 +10,11 @@
 #include "models/config.h"
 #include "models/registry.h"
 #include "train/train_config.h"
+#include "train/trainer_state.h"
 
 namespace lmzoo {
 
 constexpr int kCheckpointFormatVersion = 1;
-
-// Everything the trainer needs to continue exactly where it stopped.
-struct TrainerState {
-  int64_t step = 0;  // optimizer steps completed
-  double best_val_loss = std::numeric_limits<double>::infinity();
-  int64_t tokens_seen = 0;
-  double elapsed_s = 0.0;
-};
-void to_json(nlohmann::json& j, const TrainerState& s);
-void from_json(const nlohmann::json& j, TrainerState& s);
 
 struct CheckpointInfo {
   std::string dir;
