@@ -5,6 +5,8 @@
 
 #include "models/kernels/fused_adamw.h"
 #include "models/torch_compat.h"
+#include "train/loss_scaler.h"
+#include "train/skip_monitor.h"
 
 using namespace lmzoo;
 
@@ -69,10 +71,10 @@ TEST_CASE("fused clip + AdamW equals clip_grad_norm_ + AdamW::step", "[train][fu
         ref[i].mutable_grad() = g.clone();
         fused[i].mutable_grad() = g.clone();
       }
-      double ref_norm = 0.0;
-      if (max_norm > 0) ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
+      // The norm is measured with clipping off too (it decides whether the step is skipped).
+      const double ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm > 0 ? max_norm : INFINITY);
       ref_opt->step();
-      const double fused_norm = clip_and_adamw_step(*fused_opt, max_norm).item<double>();
+      const double fused_norm = clip_and_adamw_step(*fused_opt, max_norm).grad_norm.item<double>();
       INFO("max_norm " << max_norm << ", step " << step);
       CHECK(fused_norm == Approx(ref_norm).epsilon(1e-5));
       for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(fused[i], ref[i], 1e-5, 1e-6));
@@ -113,7 +115,7 @@ void check_against_library(const torch::Device& device, StepFn step_fn, double r
     const double max_norm = step % 2 ? 0.5 : 1e6;  // clipping on odd steps only
     const double ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
     ref_opt->step();
-    const double dev_norm = step_fn(*dev_opt, max_norm).template item<double>();
+    const double dev_norm = step_fn(*dev_opt, max_norm, {}, {}).grad_norm.template item<double>();
     INFO("step " << step);
     CHECK(dev_norm == Approx(ref_norm).epsilon(1e-5));
     for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(dev[i].cpu(), ref[i], rtol, atol));
@@ -142,4 +144,81 @@ TEST_CASE("multi-tensor clip + AdamW (at::_fused_adamw_) equals the library on t
 TEST_CASE("CUDA: clip + AdamW on the GPU equals the library on the CPU", "[.cuda][cuda][train][fused_adamw]") {
   LMZOO_SKIP_UNLESS_CUDA();
   check_against_library(torch::Device(torch::kCUDA, 0), clip_and_adamw_step, 1e-5, 1e-6);
+}
+
+// A run of steps where some gradients are NaN or inf equals, parameters, moments and step counters, a run that
+// only ever saw the finite steps: a skipped step changes nothing, on whichever path this build takes.
+TEST_CASE("clip + AdamW skips a step whose gradients are not finite", "[train][fused_adamw][nonfinite]") {
+  torch::manual_seed(25);
+  const auto init = make_params();
+  auto ref = clone_params(init), skipping = clone_params(init);
+  auto ref_opt = make_adamw(ref, 1e-2), skipping_opt = make_adamw(skipping, 1e-2);
+  SkipMonitor monitor(torch::kCPU);
+  const std::vector<float> poison = {0, NAN, INFINITY, 0, -INFINITY, 0};  // added to one gradient element
+  int64_t skipped = 0;
+  for (size_t step = 0; step < poison.size(); ++step) {
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : init) grads.push_back(torch::randn_like(p));
+    for (size_t i = 0; i < init.size(); ++i) skipping[i].mutable_grad() = grads[i].clone();
+    skipping[step % init.size()].mutable_grad().view(-1)[0] += poison[step];
+    const AdamWStepResult result = clip_and_adamw_step(*skipping_opt, 0.5, {}, monitor.uncounted());
+    monitor.record(result);
+    INFO("step " << step);
+    CHECK(result.skipped.item<float>() == (poison[step] == 0 ? 0.0f : 1.0f));
+    CHECK(std::isfinite(result.grad_norm.item<double>()) == (poison[step] == 0));
+    if (poison[step] != 0) {
+      ++skipped;
+      continue;
+    }
+    for (size_t i = 0; i < init.size(); ++i) ref[i].mutable_grad() = grads[i].clone();
+    torch::nn::utils::clip_grad_norm_(ref, 0.5);
+    ref_opt->step();
+  }
+  const SkipMonitor::Settled settled = monitor.settle(*skipping_opt);
+  CHECK(settled.skipped == skipped);
+  CHECK(settled.longest_run == 2);  // NaN then inf
+  for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(skipping[i], ref[i], 1e-5, 1e-6));
+  check_moments(*ref_opt, ref, *skipping_opt, skipping);
+}
+
+TEST_CASE("clip + AdamW divides the gradients by the loss scale", "[train][fused_adamw][fp16]") {
+  torch::manual_seed(26);
+  const auto init = make_params();
+  auto plain = clone_params(init), scaled = clone_params(init);
+  auto plain_opt = make_adamw(plain, 1e-2), scaled_opt = make_adamw(scaled, 1e-2);
+  const torch::Tensor scale = torch::full({}, 1024.0f);  // a power of two: scaling is exact
+  for (int step = 0; step < 4; ++step) {
+    for (size_t i = 0; i < init.size(); ++i) {
+      auto g = torch::randn_like(init[i]);
+      plain[i].mutable_grad() = g.clone();
+      scaled[i].mutable_grad() = g * 1024.0f;
+    }
+    const double plain_norm = clip_and_adamw_step(*plain_opt, 0.5).grad_norm.item<double>();
+    const double scaled_norm = clip_and_adamw_step(*scaled_opt, 0.5, scale).grad_norm.item<double>();
+    CHECK(scaled_norm == Approx(plain_norm).epsilon(1e-6));
+  }
+  for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(scaled[i], plain[i], 1e-6, 1e-7));
+}
+
+// GradScaler's rule, step by step: an overflow halves the scale and restarts the count; `interval` finite
+// steps in a row double it.
+TEST_CASE("loss scaler: backoff on overflow, growth after an interval of finite steps", "[train][fp16]") {
+  LossScaler scaler(torch::kCPU, 256.0, 0, /*growth_interval=*/3);
+  const std::vector<float> skipped = {0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+  double expected = 256.0;
+  int64_t finite_in_a_row = 0;
+  for (float s : skipped) {
+    scaler.update(torch::full({}, s));
+    if (s > 0) {
+      expected *= 0.5;
+      finite_in_a_row = 0;
+    } else if (++finite_in_a_row == 3) {
+      expected *= 2.0;
+      finite_in_a_row = 0;
+    }
+    CHECK(scaler.scale_value() == expected);
+    CHECK(scaler.growth_tracker() == finite_in_a_row);
+  }
+  CHECK(expected == 256.0);  // 256 -> 512 (3 finite), 128 (2 overflows), 256 (3 finite), tracker 1
+  CHECK_FALSE(LossScaler().enabled());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <vector>
 
 #include "data/labelled_text.h"
@@ -13,11 +14,17 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/device.h"
+#include "train/run_lock.h"
 #include "train/trainer.h"
 
 namespace lmzoo::cli {
 
 namespace {
+
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string();
+}
 
 template <typename T>
 void override_from(const cxxopts::ParseResult& r, const std::string& flag, T& field) {
@@ -74,6 +81,8 @@ void add_options(cxxopts::Options& options) {
       ("min-lr", "final learning rate", cxxopts::value<double>()->default_value("1e-4"))
       ("warmup", "linear warmup steps", cxxopts::value<int64_t>()->default_value(std::to_string(t.warmup)))
       ("schedule", "cosine|linear|constant", cxxopts::value<std::string>()->default_value(t.schedule))
+      ("decay-steps", "step where the decay reaches --min-lr, which holds after it (default: --steps; kept on "
+                      "--resume, so extending --steps never moves the rate)", cxxopts::value<int64_t>())
       ("weight-decay", "AdamW weight decay (tensors with >= 2 dims)", cxxopts::value<double>()->default_value("0.1"))
       ("beta1", "AdamW beta1", cxxopts::value<double>()->default_value("0.9"))
       ("beta2", "AdamW beta2", cxxopts::value<double>()->default_value("0.95"))
@@ -83,11 +92,16 @@ void add_options(cxxopts::Options& options) {
       ("log-interval", "steps between progress lines / metrics records", cxxopts::value<int64_t>()->default_value(std::to_string(t.log_interval)))
       ("seed", "random seed", cxxopts::value<uint64_t>()->default_value(std::to_string(t.seed)))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value(t.device))
-      ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value(t.precision))
+      ("precision", "fp32|bf16|fp16 (fp16: CUDA only, with dynamic loss scaling)",
+       cxxopts::value<std::string>()->default_value(t.precision))
+      ("max-consecutive-skips", "steps with non-finite gradients are skipped; this many in a row stop the run",
+       cxxopts::value<int64_t>()->default_value(std::to_string(t.max_consecutive_skips)))
       ("tf32", "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)",
        cxxopts::value<bool>()->implicit_value("true"))
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
 }
+
+void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model);
 
 bool is_init_scheme(const std::string& value) { return value == "gpt2" || value == "bert" || value == "t5"; }
 
@@ -120,7 +134,6 @@ void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
     // proportions (d_ff = 4 d_model, d_kv = d_model / n_head) rather than the preset's absolute sizes.
     if (r.count("n-layer")) model.n_decoder_layer = 0;
     if (r.count("d-model") || r.count("n-head")) model.head_dim = 0;
-    override_from(r, "n-decoder-layer", model.n_decoder_layer);
   } else if (r.count("n-decoder-layer")) {
     throw UsageError("--n-decoder-layer is for --arch t5 (a " + model.arch + " model has one stack)");
   }
@@ -131,6 +144,13 @@ void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
       r["n-head"].as<int64_t>() % model.n_kv_heads != 0) {
     model.n_kv_heads = 0;
   }
+  override_model_fields(r, model);
+}
+
+// Each model flag given sets its field as it is (no derived sizes): what apply_model_flags ends with, and what a
+// resumed run's config is compared with.
+void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model) {
+  override_from(r, "n-decoder-layer", model.n_decoder_layer);
   override_from(r, "n-layer", model.n_layer);
   override_from(r, "n-head", model.n_head);
   override_from(r, "n-kv-heads", model.n_kv_heads);
@@ -185,6 +205,7 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("min-lr", t.min_lr);
   set("warmup", t.warmup);
   set("schedule", t.schedule);
+  if (r.count("decay-steps")) t.decay_steps = r["decay-steps"].as<int64_t>();
   set("weight-decay", t.weight_decay);
   set("beta1", t.beta1);
   set("beta2", t.beta2);
@@ -193,6 +214,7 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("eval-iters", t.eval_iters);
   set("log-interval", t.log_interval);
   set("seed", t.seed);
+  set("max-consecutive-skips", t.max_consecutive_skips);
   set("device", t.device);
   set("precision", t.precision);
   if (r.count("tf32")) t.tf32 = r["tf32"].as<bool>();
@@ -220,8 +242,8 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
                      " model; classification fine-tunes a bert");
   }
   TrainConfig& t = request.train;
-  t.init_checkpoint = pretrained.dir;
-  if (r.count("val-data")) t.val_data = r["val-data"].as<std::string>();
+  t.init_checkpoint = absolute_path(pretrained.dir);
+  if (r.count("val-data")) t.val_data = absolute_path(r["val-data"].as<std::string>());
   if (!r.count("lr")) t.lr = 5e-5;
   if (!r.count("min-lr")) t.min_lr = 0.0;
   if (!r.count("schedule")) t.schedule = "linear";
@@ -258,6 +280,96 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::
   }
 }
 
+void refuse_existing_run(const std::string& out_dir) {
+  if (std::filesystem::exists(out_dir + "/last")) {
+    throw UsageError(out_dir + " already holds a run (use --resume " + out_dir + " or another --out)");
+  }
+}
+
+// The flags a resumed run may change; every other flag given must agree with the run (README: Resuming a run).
+const std::set<std::string>& flags_resume_may_change() {
+  static const std::set<std::string> flags = {"resume",   "steps",     "eval-interval", "eval-iters",
+                                              "log-interval", "device", "precision",     "tf32",
+                                              "threads",  "max-consecutive-skips"};
+  return flags;
+}
+
+// "--flag VALUE (the run's: STORED)" for every field of `asked` that differs from `stored` (JSON objects of
+// one config type; field names become flag names).
+void list_differences(const nlohmann::json& asked, const nlohmann::json& stored, std::vector<std::string>& out) {
+  for (const auto& item : asked.items()) {
+    std::string flag = item.key();
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flags_resume_may_change().count(flag) || !stored.contains(item.key())) continue;
+    auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    if (item.value() != stored.at(item.key())) {
+      out.push_back("--" + flag + " " + text(item.value()) + " (the run's: " + text(stored.at(item.key())) + ")");
+    }
+  }
+}
+
+// The flags of a --resume command line that contradict the run's stored configuration.
+std::vector<std::string> resume_conflicts(const cxxopts::ParseResult& r, const CheckpointInfo& run) {
+  std::vector<std::string> conflicts;
+  ModelConfig asked_model = run.model;
+  override_model_fields(r, asked_model);
+  if (r.count("init") && is_init_scheme(r["init"].as<std::string>())) asked_model.init = r["init"].as<std::string>();
+  list_differences(nlohmann::json(asked_model), nlohmann::json(run.model), conflicts);
+  if (r.count("arch") && r["arch"].as<std::string>() != run.model.arch) {
+    conflicts.push_back("--arch " + r["arch"].as<std::string>() + " (the run's: " + run.model.arch + ")");
+  }
+  for (const char* flag : {"preset", "config"}) {
+    if (r.count(flag)) conflicts.push_back(std::string("--") + flag + " (the run's model comes from its checkpoint)");
+  }
+  TrainConfig asked_train = run.train;
+  apply_training_flags(r, asked_train, /*only_given=*/true);
+  if (r.count("objective")) asked_train.objective = r["objective"].as<std::string>();
+  list_differences(nlohmann::json(asked_train), nlohmann::json(run.train), conflicts);
+  auto same_path = [&](const char* flag, const std::string& stored) {
+    if (r.count(flag) && absolute_path(r[flag].as<std::string>()) != absolute_path(stored)) {
+      conflicts.push_back(std::string("--") + flag + " " + r[flag].as<std::string>() + " (the run's: " + stored + ")");
+    }
+  };
+  same_path("data", run.train.data_dir);
+  same_path("val-data", run.train.val_data);
+  same_path("out", r["resume"].as<std::string>());
+  if (has_init_checkpoint(r)) same_path("init", run.train.init_checkpoint);
+  return conflicts;
+}
+
+// --resume RUN_DIR: the run's own configuration, with only the flags that may change applied.
+void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
+  const std::string run_dir = r["resume"].as<std::string>();
+  if (!std::filesystem::exists(run_dir + "/last")) {
+    throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
+  }
+  CheckpointInfo info = read_checkpoint(run_dir + "/last");
+  // A run written before decay_steps existed decayed over the --steps it was started with.
+  if (info.train.decay_steps == 0) info.train.decay_steps = info.train.steps;
+  const auto conflicts = resume_conflicts(r, info);
+  if (!conflicts.empty()) {
+    std::string list;
+    for (const auto& c : conflicts) list += (list.empty() ? "" : ", ") + c;
+    throw UsageError("--resume " + run_dir + ": flags contradict the run: " + list + "; on resume only --steps, "
+                     "--eval-interval, --eval-iters, --log-interval, --device, --precision, --tf32, --threads and "
+                     "--max-consecutive-skips may change");
+  }
+  request.model = info.model;
+  request.train = info.train;
+  apply_training_flags(r, request.train, /*only_given=*/true);
+  request.train.out_dir = run_dir;
+  request.tokenizer_model = info.tokenizer_model;
+  request.resume_dir = info.dir;
+  reject_flags_of_other_objectives(r, request.train.objective);
+  if (info.state.step >= request.train.steps) {
+    throw UsageError("the run is already at step " + std::to_string(info.state.step) + " of " +
+                     std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
+  }
+  if (request.train.objective != "classify") {
+    check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
+  }
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -268,32 +380,17 @@ int run_train(int argc, char** argv) {
   apply_thread_option(r);
 
   TrainRequest request;
+  std::unique_ptr<RunLock> run_lock;  // one live run per run directory, held until this process ends
   if (r.count("resume")) {
-    // Resume: configs come from the checkpoint; only explicitly given training flags change them.
     const std::string run_dir = r["resume"].as<std::string>();
-    if (!std::filesystem::exists(run_dir + "/last")) {
-      throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
-    }
-    CheckpointInfo info = read_checkpoint(run_dir + "/last");
-    request.model = info.model;
-    request.train = info.train;
-    apply_training_flags(r, request.train, /*only_given=*/true);
-    if (r.count("data")) request.train.data_dir = r["data"].as<std::string>();
-    request.train.out_dir = run_dir;
-    request.tokenizer_model = info.tokenizer_model;
-    request.resume_dir = info.dir;
-    reject_flags_of_other_objectives(r, request.train.objective);
-    if (info.state.step >= request.train.steps) {
-      throw UsageError("the run is already at step " + std::to_string(info.state.step) +
-                       " of " + std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
-    }
-    if (request.train.objective != "classify") {
-      check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
-    }
+    if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
+    run_lock = std::make_unique<RunLock>(run_dir);
+    setup_resume(r, request);
   } else {
     require_option(r, "data");
     require_option(r, "out");
-    request.train.data_dir = r["data"].as<std::string>();
+    // Stored absolute, so that --resume works from any working directory.
+    request.train.data_dir = absolute_path(r["data"].as<std::string>());
     request.train.out_dir = r["out"].as<std::string>();
     apply_training_flags(r, request.train, /*only_given=*/false);
     const std::string arch = requested_arch(r);
@@ -317,13 +414,28 @@ int run_train(int argc, char** argv) {
       }
       request.model = model_config_from_flags(r, tokenizer.vocab_size());
     }
-    if (std::filesystem::exists(request.train.out_dir + "/last")) {
-      throw UsageError(request.train.out_dir + " already holds a run (use --resume " + request.train.out_dir +
-                       " or another --out)");
-    }
   }
   request.train.validate();
-  const TrainResult result = train_model(request);
+  resolve_device(request.train.device);  // a bad --device is refused before the run directory is made
+  const std::string run_dir = request.train.out_dir;
+  const bool new_run_dir = !std::filesystem::exists(run_dir);
+  if (!run_lock) {
+    refuse_existing_run(run_dir);  // before the lock creates the directory
+    run_lock = std::make_unique<RunLock>(run_dir);
+    refuse_existing_run(run_dir);  // a run that finished meanwhile
+  }
+  request.run_dir_locked = true;
+  TrainResult result;
+  try {
+    result = train_model(request);
+  } catch (...) {
+    // A new run refused before it logged or saved anything leaves no directory behind.
+    std::error_code ec;
+    const auto metrics_size = std::filesystem::file_size(run_dir + "/metrics.jsonl", ec);
+    const bool nothing_written = !std::filesystem::exists(run_dir + "/last") && (ec || metrics_size == 0);
+    if (new_run_dir && nothing_written) std::filesystem::remove_all(run_dir, ec);
+    throw;
+  }
   std::cout << nlohmann::json({{"step", result.state.step},
                                {"train_loss", result.last_train_loss},
                                {"val_loss", std::isnan(result.last_val_loss) ? nlohmann::json(nullptr)

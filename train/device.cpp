@@ -1,4 +1,4 @@
-// Device selection and bf16 autocast (ATen's autocast state, as torch.autocast sets it).
+// Device selection and bf16 / fp16 autocast (ATen's autocast state, as torch.autocast sets it).
 #include "train/device.h"
 
 #include "models/torch_compat.h"
@@ -43,8 +43,8 @@ void configure_device_math(const torch::Device& device, bool tf32) {
 }
 
 AutocastScope::AutocastScope(const std::string& precision, const torch::Device& device)
-    : enabled_(precision == "bf16"), device_type_(device.type()) {
-  if (enabled_) compat::set_autocast(device_type_, true, at::kBFloat16);
+    : enabled_(precision == "bf16" || precision == "fp16"), device_type_(device.type()) {
+  if (enabled_) compat::set_autocast(device_type_, true, precision == "fp16" ? at::kHalf : at::kBFloat16);
 }
 
 AutocastScope::~AutocastScope() {

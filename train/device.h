@@ -19,7 +19,8 @@ void configure_cpu_threads(int n);
 // else "highest"). No effect on a CPU.
 void configure_device_math(const torch::Device& device, bool tf32);
 
-// Enables bf16 autocast for the scope when precision == "bf16" (CPU and CUDA); no-op for fp32.
+// Enables autocast for the scope: bf16 (CPU and CUDA) or fp16 (CUDA; the trainer pairs it with a LossScaler);
+// no-op for fp32.
 class AutocastScope {
  public:
   AutocastScope(const std::string& precision, const torch::Device& device);

@@ -1,5 +1,6 @@
 // metrics.jsonl: one JSON object per line, appended and flushed as each record is made.
 #pragma once
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -10,10 +11,16 @@ namespace lmzoo {
 class MetricsLog {
  public:
   explicit MetricsLog(const std::string& path);
+  // Throws one line naming the file and the cause when the write fails (e.g. the disk is full).
   void append(const nlohmann::json& record);
 
  private:
+  std::string path_;
   std::ofstream out_;
 };
+
+// On resume: keeps the records up to and including `step` (and drops a line torn by a crash), so the
+// steps in the file only go forward. Rewrites the file atomically; a missing file is left missing.
+void truncate_metrics_after(const std::string& path, int64_t step);
 
 }  // namespace lmzoo

@@ -1,4 +1,4 @@
-// Progress bar / plain progress lines: step, loss, lr, tokens/s, MFU, peak GPU memory, ETA.
+// Progress bar / plain progress lines: step, loss, lr, tokens/s, MFU, peak GPU memory, skipped steps, ETA.
 #include "train/progress.h"
 
 #include <unistd.h>
@@ -23,9 +23,11 @@ void Progress::update(const ProgressPoint& p) {
   const double eta = p.step > 0 ? p.elapsed_s / done * (1.0 - done) : 0.0;
   char memory[48] = "";
   if (p.peak_memory_bytes > 0) std::snprintf(memory, sizeof memory, " | peak mem %.2f GiB", p.peak_memory_bytes / 1073741824.0);
-  char stats[224];
-  std::snprintf(stats, sizeof stats, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%%%s | ETA %s",
-                long(p.step), long(p.total_steps), p.loss, p.lr, p.tokens_per_s, 100.0 * p.mfu, memory,
+  char skipped[40] = "";
+  if (p.skipped_steps > 0) std::snprintf(skipped, sizeof skipped, " | skipped %ld", long(p.skipped_steps));
+  char stats[256];
+  std::snprintf(stats, sizeof stats, "step %ld/%ld | loss %.4f | lr %.2e | %.0f tok/s | MFU %.1f%%%s%s | ETA %s",
+                long(p.step), long(p.total_steps), p.loss, p.lr, p.tokens_per_s, 100.0 * p.mfu, memory, skipped,
                 format_duration(eta).c_str());
   if (!tty_) {
     std::cerr << stats << "\n";

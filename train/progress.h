@@ -10,6 +10,7 @@ struct ProgressPoint {
   double loss, lr, tokens_per_s, elapsed_s;
   double mfu = 0.0;                // model FLOP/s over the device's measured peak
   int64_t peak_memory_bytes = 0;   // CUDA only (0: not shown)
+  int64_t skipped_steps = 0;       // steps skipped for non-finite gradients so far (0: not shown)
 };
 
 class Progress {

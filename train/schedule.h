@@ -6,7 +6,8 @@
 
 namespace lmzoo {
 
-// Learning rate for optimizer step `step` (0-based) of config.steps.
+// Learning rate for optimizer step `step` (0-based): warmup, decay until config.decay_steps (0: config.steps),
+// then min_lr.
 double learning_rate(const TrainConfig& config, int64_t step);
 
 }  // namespace lmzoo

@@ -22,6 +22,7 @@ void TrainConfig::validate() const {
   require(lr > 0, "lr must be positive");
   require(min_lr >= 0 && min_lr <= lr, "min_lr must be in [0, lr]");
   require(warmup >= 0, "warmup must be >= 0");
+  require(decay_steps >= 0, "decay_steps must be >= 0");
   require(schedule == "cosine" || schedule == "linear" || schedule == "constant",
           "schedule '" + schedule + "' is not cosine|linear|constant");
   require(weight_decay >= 0, "weight_decay must be >= 0");
@@ -30,7 +31,9 @@ void TrainConfig::validate() const {
   require(eval_interval > 0, "eval_interval must be positive");
   require(eval_iters > 0, "eval_iters must be positive");
   require(log_interval > 0, "log_interval must be positive");
-  require(precision == "fp32" || precision == "bf16", "precision '" + precision + "' is not fp32|bf16");
+  require(max_consecutive_skips > 0, "max_consecutive_skips must be positive");
+  require(precision == "fp32" || precision == "bf16" || precision == "fp16",
+          "precision '" + precision + "' is not fp32|bf16|fp16");
   auto in01 = [](double p) { return p >= 0.0 && p <= 1.0; };
   require(in01(mlm_probability) && mlm_probability > 0, "mlm_probability must be in (0, 1]");
   require(in01(mask_rate) && in01(random_rate) && mask_rate + random_rate <= 1.0,

@@ -21,6 +21,9 @@ struct TrainConfig {
   double min_lr = 1e-4;
   int64_t warmup = 100;
   std::string schedule = "cosine";  // cosine | linear | constant
+  // The step where the decay reaches min_lr (nanoGPT's lr_decay_iters); 0: --steps of the run's first start.
+  // Stored in the run, so extending --steps on resume never moves the learning rate; past it, min_lr.
+  int64_t decay_steps = 0;
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
@@ -29,8 +32,10 @@ struct TrainConfig {
   int64_t eval_iters = 20;
   int64_t log_interval = 10;
   uint64_t seed = 1337;
+  // Steps with non-finite gradients are skipped; this many in a row stop the run (non-zero exit).
+  int64_t max_consecutive_skips = 25;
   std::string device = "auto";     // auto | cpu | cuda[:N]
-  std::string precision = "fp32";  // fp32 | bf16
+  std::string precision = "fp32";  // fp32 | bf16 | fp16 (CUDA, with dynamic loss scaling)
   bool tf32 = true;                 // CUDA: fp32 matmuls on TF32 tensor cores
   // Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates.
   double mlm_probability = 0.15;
@@ -48,8 +53,8 @@ struct TrainConfig {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, val_data, init_checkpoint, out_dir,
                                                 batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,
-                                                weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
-                                                log_interval, seed, device, precision, tf32, mlm_probability, mask_rate,
+                                                decay_steps, weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
+                                                log_interval, seed, max_consecutive_skips, device, precision, tf32, mlm_probability, mask_rate,
                                                 random_rate, whole_word_mask, segment_pairs,
                                                 noise_density, mean_span_length)
 

@@ -1,21 +1,27 @@
 // The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval,
-// best/last checkpoints, SIGINT-safe stop, metrics.jsonl and progress on stderr.
+// best/last checkpoints, SIGINT-safe stop, skipped non-finite steps, fp16 loss scaling, one run per directory,
+// metrics.jsonl and progress on stderr.
 #include "train/trainer.h"
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include "models/presets.h"
 #include "train/device.h"
 #include "train/device_peak.h"
 #include "models/kernels/fused_adamw.h"
+#include "train/loss_scaler.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
 #include "train/progress.h"
+#include "train/run_lock.h"
 #include "train/schedule.h"
+#include "train/skip_monitor.h"
 #include "train/task.h"
 
 namespace lmzoo {
@@ -43,16 +49,46 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// True when no parameter holds a NaN or an infinity (one read from the device).
+bool parameters_finite(const torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> bad;
+  for (const auto& p : module.parameters()) bad.push_back(torch::logical_not(torch::isfinite(p)).any());
+  return bad.empty() || !torch::stack(bad).any().item<bool>();
+}
+
+// The one line a run that keeps overflowing ends with.
+std::string non_finite_stop_message(const TrainConfig& cfg, int64_t step, int64_t run) {
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", cfg.lr);
+  return "stopped at step " + std::to_string(step) + ": the gradients were not finite (NaN or inf) in " +
+         std::to_string(run) + " steps in a row, so none of them updated the model and nothing was saved (the " +
+         "last checkpoint is untouched); try a lower --lr (this run's: " + lr + "), a longer --warmup, a " +
+         "--grad-clip, or --precision fp32";
+}
+
+// The run's configuration with its decay horizon fixed: by default the --steps the run started with.
+TrainConfig with_decay_horizon(TrainConfig cfg) {
+  if (cfg.decay_steps == 0) cfg.decay_steps = cfg.steps;
+  return cfg;
+}
+
 }  // namespace
 
 TrainResult train_model(const TrainRequest& request) {
-  const TrainConfig& cfg = request.train;
+  const TrainConfig cfg = with_decay_horizon(request.train);
   cfg.validate();
   request.model.validate();
   const torch::Device device = resolve_device(cfg.device);
+  if (cfg.precision == "fp16" && !device.is_cuda()) {
+    throw std::invalid_argument("--precision fp16 needs a CUDA device (on the CPU use bf16)");
+  }
   const std::string run_dir = cfg.out_dir;
   TrainResult result;
   result.last_val_loss = std::nan("");
+  // One live run per run directory, from before anything in it is read for the run until the process ends.
+  std::unique_ptr<RunLock> run_lock;
+  if (request.write_outputs && !request.run_dir_locked) run_lock = std::make_unique<RunLock>(run_dir);
 
   // Data: the task's seeded train batches, and its validation sample (if the data has one).
   const auto task = make_task(request.model, cfg, request.tokenizer_model);
@@ -86,9 +122,17 @@ TrainResult train_model(const TrainRequest& request) {
 
   std::unique_ptr<MetricsLog> metrics;
   if (request.write_outputs) {
-    std::filesystem::create_directories(run_dir);
+    // Records past the checkpoint the run continues from (or any from a run that never saved) are dropped.
+    truncate_metrics_after(run_dir + "/metrics.jsonl", state.step);
     metrics = std::make_unique<MetricsLog>(run_dir + "/metrics.jsonl");
   }
+  // fp16: the loss scale (restored on resume); every precision: steps skipped for non-finite gradients.
+  LossScaler scaler;
+  if (cfg.precision == "fp16") {
+    scaler = LossScaler(device, state.loss_scale > 0 ? state.loss_scale : LossScaler::kInitialScale,
+                        state.scale_growth_tracker);
+  }
+  SkipMonitor skips(device);
   Progress progress;
   const int64_t tokens_per_step = task->tokens_per_batch() * cfg.grad_accum;
   if (request.show_progress) {
@@ -107,9 +151,18 @@ TrainResult train_model(const TrainRequest& request) {
 
   auto save = [&](const std::string& name) {
     if (!request.write_outputs) return;
+    if (!parameters_finite(*module)) {
+      throw std::runtime_error("the weights are not finite at step " + std::to_string(state.step) +
+                               ": not saved (the last checkpoint is untouched); try a lower --lr or --precision fp32");
+    }
     state.elapsed_s = elapsed_before + seconds_since(run_start);
+    if (scaler.enabled()) {
+      state.loss_scale = scaler.scale_value();
+      state.scale_growth_tracker = scaler.growth_tracker();
+    }
     save_checkpoint(run_dir + "/" + name, module, optimizer.get(), info);
   };
+  int64_t longest_skip_run = 0;  // consecutive skipped steps, as of the last sync point
 
   while (state.step < cfg.steps) {
     // One optimizer step: LR from the schedule, grad_accum micro-batches, clip, AdamW.
@@ -125,10 +178,13 @@ TrainResult train_model(const TrainRequest& request) {
         AutocastScope autocast(cfg.precision, device);
         loss = task_loss(model, batch) / double(cfg.grad_accum);
       }
-      loss.backward();
+      (scaler.enabled() ? loss * scaler.scale() : loss).backward();
       loss_sum = micro == 0 ? loss.detach() : loss_sum + loss.detach();
     }
-    clip_and_adamw_step(*optimizer, cfg.grad_clip);  // clip (when grad_clip > 0) and AdamW, fused
+    // Clip (when grad_clip > 0) and AdamW, fused; skipped (nothing changes) when the gradients are not finite.
+    const AdamWStepResult step = clip_and_adamw_step(*optimizer, cfg.grad_clip, scaler.scale(), skips.uncounted());
+    skips.record(step);
+    scaler.update(step.skipped);
     for (auto& p : module->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
     if (request.synchronize_steps && device.is_cuda()) torch::cuda::synchronize();
     ++state.step;
@@ -140,8 +196,16 @@ TrainResult train_model(const TrainRequest& request) {
     const bool stopping = signalled || (request.max_steps_this_call > 0 &&
                                         int64_t(result.step_seconds.size()) == request.max_steps_this_call);
 
-    // Logging: progress bar / lines and a metrics record every log_interval steps.
+    // Reading from the device waits for it: only at log, eval and stop steps (on a CPU, every step).
     const bool log_step = state.step % cfg.log_interval == 0 || state.step == cfg.steps;
+    const bool eval_step = state.step % cfg.eval_interval == 0 || state.step == cfg.steps;
+    if (log_step || eval_step || stopping || !device.is_cuda()) {
+      const SkipMonitor::Settled settled = skips.settle(*optimizer);
+      state.skipped_steps += settled.skipped;
+      longest_skip_run = settled.longest_run;
+    }
+
+    // Logging: progress bar / lines and a metrics record every log_interval steps.
     if (log_step || stopping) result.last_train_loss = loss_sum.item<double>();
     if (log_step) {
       const double step_loss = result.last_train_loss;
@@ -153,22 +217,29 @@ TrainResult train_model(const TrainRequest& request) {
         const double pace = elapsed / double(result.step_seconds.size());
         progress.update({state.step, cfg.steps, step_loss, lr, tokens_per_s, pace * double(state.step),
                          flops_per_token * tokens_per_s / peak_flops,
-                         device.is_cuda() ? peak_device_memory_bytes(device) : 0});
+                         device.is_cuda() ? peak_device_memory_bytes(device) : 0, state.skipped_steps});
       }
       if (metrics) {
         nlohmann::json record = {{"type", "train"}, {"step", state.step}, {"loss", step_loss}, {"lr", lr},
                                  {"tokens_per_s", tokens_per_s}, {"mfu", flops_per_token * tokens_per_s / peak_flops},
-                                 {"tokens_seen", state.tokens_seen}, {"elapsed_s", elapsed_before + elapsed}};
+                                 {"tokens_seen", state.tokens_seen}, {"elapsed_s", elapsed_before + elapsed},
+                                 {"skipped_steps", state.skipped_steps}};
         if (device.is_cuda()) record["peak_memory_bytes"] = peak_device_memory_bytes(device);
+        if (scaler.enabled()) record["loss_scale"] = scaler.scale_value();
         metrics->append(record);
       }
       window_start = std::chrono::steady_clock::now();
       window_steps = 0;
     }
 
+    // Too many non-finite steps in a row: stop before anything is saved.
+    if (longest_skip_run >= cfg.max_consecutive_skips) {
+      if (request.show_progress) progress.finish();
+      throw std::runtime_error(non_finite_stop_message(cfg, state.step, longest_skip_run));
+    }
+
     // Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation
     // improves (or at every eval when the data has no validation split).
-    const bool eval_step = state.step % cfg.eval_interval == 0 || state.step == cfg.steps;
     if (eval_step || stopping) {
       const auto pause_start = std::chrono::steady_clock::now();
       bool improved = false;

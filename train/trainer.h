@@ -16,6 +16,7 @@ struct TrainRequest {
   std::string tokenizer_model;  // serialized SentencePiece model, stored in checkpoints
   std::string resume_dir;       // a checkpoint to continue from (empty: fresh start)
   bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
+  bool run_dir_locked = false;  // the caller already holds out_dir's RunLock (else the trainer takes it)
   bool show_progress = true;
   int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
   bool synchronize_steps = false;   // wait for the GPU at the end of every step (per-step timings for bench)

@@ -109,19 +109,19 @@ void update(float* p, const float* g, float* m, float* v, int64_t n, const Coeff
 }
 
 // The CPU fp32 kernel: one pass for the global norm, one fused pass per parameter for clip + AdamW.
-double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
-  double total_norm = 0.0;
-  float clip = 1.0f;
-  if (max_norm > 0) {
-    double squares = 0.0;
-    for (auto& group : optimizer.param_groups()) {
-      for (auto& p : group.params()) {
-        if (p.grad().defined()) squares += sum_of_squares(p.grad().data_ptr<float>(), p.numel());
-      }
+// Returns the unscaled norm; a non-finite one leaves everything untouched.
+double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale) {
+  double squares = 0.0;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      if (p.grad().defined()) squares += sum_of_squares(p.grad().data_ptr<float>(), p.numel());
     }
-    total_norm = std::sqrt(squares);
-    clip = std::min(1.0f, float(max_norm) / (float(total_norm) + 1e-6f));  // clamp(max / (norm + 1e-6), max=1)
   }
+  const double total_norm = std::sqrt(squares) / loss_scale;
+  if (!std::isfinite(total_norm)) return total_norm;
+  float clip = 1.0f;
+  if (max_norm > 0) clip = std::min(1.0f, float(max_norm) / (float(total_norm) + 1e-6f));  // clamp(max / (norm + 1e-6), max=1)
+  if (loss_scale != 1.0) clip = float(clip / loss_scale);
   for (auto& group : optimizer.param_groups()) {
     const auto& o = static_cast<Options&>(group.options());
     const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
@@ -154,14 +154,23 @@ double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) 
 }
 
 // The library's own path: clip_grad_norm_ (a host sync) and AdamW::step, one parameter at a time.
-double library_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+double library_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale) {
   std::vector<torch::Tensor> params;
   for (auto& group : optimizer.param_groups()) {
-    for (auto& p : group.params()) params.push_back(p);
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (loss_scale != 1.0) p.mutable_grad().div_(loss_scale);
+      params.push_back(p);
+    }
   }
-  const double norm = max_norm > 0 ? torch::nn::utils::clip_grad_norm_(params, max_norm) : 0.0;
-  optimizer.step();
+  // clip_grad_norm_ with an infinite bound measures without clipping.
+  const double norm = torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : INFINITY);
+  if (std::isfinite(norm)) optimizer.step();
   return norm;
+}
+
+AdamWStepResult host_decided(double norm) {
+  return {torch::tensor(norm, torch::kDouble), torch::tensor(std::isfinite(norm) ? 0.0f : 1.0f)};
 }
 
 }  // namespace
@@ -181,13 +190,25 @@ torch::optim::AdamWParamState& adamw_state_for(torch::optim::AdamW& optimizer, c
   return static_cast<State&>(*it->second);
 }
 
-torch::Tensor clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+AdamWStepResult clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, const torch::Tensor& loss_scale,
+                                    const torch::Tensor& uncounted) {
   torch::NoGradGuard no_grad;
-  if (!kernels::switched_off() && fusable(optimizer)) {
-    return torch::tensor(cpu_clip_and_adamw_step(optimizer, max_norm), torch::kDouble);
+  const bool cpu_kernel = !kernels::switched_off() && fusable(optimizer);
+  if (!cpu_kernel && multi_tensor_adamw_supported(optimizer)) {
+    return multi_tensor_clip_and_adamw_step(optimizer, max_norm, loss_scale, uncounted);
   }
-  if (multi_tensor_adamw_supported(optimizer)) return multi_tensor_clip_and_adamw_step(optimizer, max_norm);
-  return torch::tensor(library_clip_and_adamw_step(optimizer, max_norm), torch::kDouble);
+  // The host paths decide on the host (a sync on the library path) and never leave steps uncounted.
+  const double scale = loss_scale.defined() ? loss_scale.item<double>() : 1.0;
+  return host_decided(cpu_kernel ? cpu_clip_and_adamw_step(optimizer, max_norm, scale)
+                                 : library_clip_and_adamw_step(optimizer, max_norm, scale));
+}
+
+void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n) {
+  if (n == 0) return;
+  for (auto& item : optimizer.state()) {
+    auto& s = static_cast<State&>(*item.second);
+    s.step(std::max<int64_t>(0, s.step() - n));
+  }
 }
 
 }  // namespace lmzoo

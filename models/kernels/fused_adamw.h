@@ -5,19 +5,39 @@
 //   step never waits for the GPU (multi_tensor_adamw.cpp);
 // - anything else: the library's clip_grad_norm_ and AdamW::step.
 // Leaves out: amsgrad on the fused paths (it takes the library's path).
+// Every path skips a step whose gradients are not finite (the trainer counts and reports those steps).
 #pragma once
 #include <torch/torch.h>
 
 namespace lmzoo {
 
+// What one clip + AdamW call did; 0-dim tensors on the parameters' device (reading them waits for it).
+struct AdamWStepResult {
+  torch::Tensor grad_norm;  // global L2 norm of the unscaled gradients, before clipping
+  torch::Tensor skipped;    // float 1 when that norm is not finite: parameters and moments were left untouched
+  // The multi-tensor path counts every call in the Adam step counters, skipped or not (it never waits for the
+  // device to learn which); its caller adds `skipped` to the `uncounted` it passes on and, at its next sync
+  // point, hands the total to take_back_skipped_steps. The other paths skip on the host and count nothing.
+  bool counted_when_skipped = false;
+};
+
 // Scales gradients so that their global L2 norm is at most max_norm (no clipping when max_norm <= 0),
-// then applies one AdamW step with each group's lr, betas, eps and weight decay. Returns the norm before
-// clipping as a 0-dim tensor (0 when clipping is off), on the parameters' device: reading it syncs.
-torch::Tensor clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm);
+// then applies one AdamW step with each group's lr, betas, eps and weight decay, unless the norm is not
+// finite (NaN / inf gradients), in which case nothing changes.
+// loss_scale (optional, 0-dim): the gradients are of the loss times it (fp16 loss scaling); they are
+// divided by it before clipping. uncounted (optional, 0-dim float): skipped steps the step counters still
+// include (see AdamWStepResult); the bias corrections leave them out.
+AdamWStepResult clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                    const torch::Tensor& loss_scale = {}, const torch::Tensor& uncounted = {});
+
+// Takes n skipped steps back from every parameter's Adam step counter (see AdamWStepResult).
+void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n);
 
 // The multi-tensor path on its own (tests compare it with the library on whatever device has it).
 bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer);
-torch::Tensor multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm);
+AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                                 const torch::Tensor& loss_scale = {},
+                                                 const torch::Tensor& uncounted = {});
 
 // p's AdamW state in the optimizer's map, created (step 0, zero moments) when missing.
 torch::optim::AdamWParamState& adamw_state_for(torch::optim::AdamW& optimizer, const torch::Tensor& p);

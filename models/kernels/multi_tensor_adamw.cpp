@@ -1,6 +1,7 @@
 // Clip + AdamW over all parameters at once: per-tensor norms from at::_foreach_norm, one global norm on the
 // device, and at::_fused_adamw_ per group with the clip coefficient passed as its grad_scale (grads are divided
-// by it inside the kernel), so no value travels back to the host. LibTorch >= 2.1; CPU tensors from 2.4.
+// by it inside the kernel) and found_inf set when the norm is not finite (the kernel then skips the update),
+// so no value travels back to the host. LibTorch >= 2.1; CPU tensors from 2.4.
 #include <vector>
 
 #include "models/kernels/fused_adamw.h"
@@ -32,7 +33,8 @@ bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer) {
 #endif
 }
 
-torch::Tensor multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm) {
+AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                                 const torch::Tensor& loss_scale, const torch::Tensor& uncounted) {
 #if LMZOO_HAS_FUSED_ADAMW
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> all_grads;
@@ -43,15 +45,18 @@ torch::Tensor multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, d
   }
   TORCH_CHECK(!all_grads.empty(), "no parameter has a gradient");
   const auto device = all_grads.front().device();
-  auto norm = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device));
-  c10::optional<torch::Tensor> grad_scale;
-  if (max_norm > 0) {
-    auto norms = at::_foreach_norm(all_grads, 2);
-    for (auto& n : norms) n = n.to(torch::kFloat);
-    norm = torch::stack(norms).norm();  // sqrt of the sum of squared per-tensor norms
-    // clip_grad_norm_ multiplies by min(1, max / (norm + 1e-6)); the kernel divides by its reciprocal.
-    grad_scale = ((norm + 1e-6) / max_norm).clamp_min(1.0);
-  }
+  const auto on_device = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  auto norms = at::_foreach_norm(all_grads, 2);
+  for (auto& n : norms) n = n.to(torch::kFloat);
+  torch::Tensor norm = torch::stack(norms).norm();  // sqrt of the sum of squared per-tensor norms
+  // The kernel divides the gradients by grad_scale: the loss scale, times the clip's reciprocal
+  // (clip_grad_norm_ multiplies by min(1, max / (norm + 1e-6))).
+  const torch::Tensor scale = loss_scale.defined() ? loss_scale.to(on_device) : torch::ones({}, on_device);
+  norm = norm / scale;
+  const torch::Tensor found_inf = torch::logical_not(torch::isfinite(norm)).to(torch::kFloat);
+  const torch::Tensor grad_scale = max_norm > 0 ? scale * ((norm + 1e-6) / max_norm).clamp_min(1.0) : scale;
+  // Steps skipped on the device are still in the counters until the caller takes them back.
+  const torch::Tensor not_counted = uncounted.defined() ? uncounted.to(on_device) : torch::zeros({}, on_device);
   for (auto& group : optimizer.param_groups()) {
     const auto& o = static_cast<torch::optim::AdamWOptions&>(group.options());
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
@@ -71,16 +76,16 @@ torch::Tensor multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, d
       steps.push_back(float(s.step()));
     }
     if (params.empty()) continue;
-    auto step_tensors = torch::tensor(steps, torch::kFloat).to(device, /*non_blocking=*/true).unbind(0);
+    // [n_params] -> n_params 0-dim step tensors on the device
+    auto step_tensors = (torch::tensor(steps, torch::kFloat).to(device, /*non_blocking=*/true) - not_counted).unbind(0);
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, step_tensors, o.lr(),
                       std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(), o.eps(), /*amsgrad=*/false,
-                      /*maximize=*/false, grad_scale, /*found_inf=*/c10::nullopt);
+                      /*maximize=*/false, grad_scale, found_inf);
   }
-  return norm;
+  return {norm, found_inf, /*counted_when_skipped=*/true};
 #else
-  (void)max_norm;
+  (void)optimizer, (void)max_norm, (void)loss_scale, (void)uncounted;
   TORCH_CHECK(false, "multi-tensor AdamW needs LibTorch 2.1 or later");
-  (void)optimizer;
   return {};
 #endif
 }

@@ -1,0 +1,252 @@
+// Training faults: non-finite steps stop the run without saving, one live run per directory (flock), honest
+// resume (conflicting flags refused, a fixed decay horizon, metrics cut back, any working directory), and
+// kill -9 at random points followed by --resume ends with the weights of an uninterrupted run.
+#include "tests/catch_compat.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "tests/cli_checks.h"
+#include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
+#include "train/checkpoint.h"
+#include "train/schedule.h"
+
+extern char** environ;
+
+using namespace lmzoo;
+using namespace lmzoo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTiny =
+    " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 --log-interval 1 --device cpu ";
+
+// Starts `lmzoo ARGS` (ARGS already quoted) in the background, output to files in dir; returns its pid.
+pid_t spawn_cli(const std::string& args, const TempDir& dir) {
+  const std::string command = "exec " + std::string(LMZOO_BINARY) + " " + args + " >" + (dir / "bg.out") + " 2>" +
+                              (dir / "bg.err") + " </dev/null";
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+  return pid;
+}
+
+// Waits for pid; returns its exit code, or -signal when a signal ended it.
+int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+std::vector<nlohmann::json> metrics_records(const std::string& run_dir) {
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(read_text(run_dir + "/metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  return records;
+}
+
+bool same_weights(const std::string& a, const std::string& b) {
+  auto ma = load_model(read_checkpoint(a), torch::kCPU), mb = load_model(read_checkpoint(b), torch::kCPU);
+  auto pa = ma.module()->named_parameters(), pb = mb.module()->named_parameters();
+  if (pa.size() != pb.size()) return false;
+  for (const auto& item : pa) {
+    if (!torch::equal(item.value(), pb[item.key()])) return false;
+  }
+  return true;
+}
+
+std::string train_ok(const std::string& args) {
+  const CliResult r = run_cli("train " + args);
+  INFO("lmzoo train " << args << "\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+}  // namespace
+
+TEST_CASE("schedule: the decay ends at decay_steps and min_lr holds after it", "[train][schedule]") {
+  TrainConfig c;
+  c.lr = 1e-3;
+  c.min_lr = 1e-4;
+  c.warmup = 10;
+  c.steps = 500;  // training goes on past the horizon
+  c.decay_steps = 110;
+  CHECK(learning_rate(c, 60) == Approx(1e-4 + 0.5 * 9e-4));  // half way to the horizon: cos(pi/2) = 0
+  CHECK(learning_rate(c, 110) == Approx(1e-4));
+  CHECK(learning_rate(c, 400) == Approx(1e-4));
+  c.decay_steps = 0;  // 0: the horizon is steps
+  CHECK(learning_rate(c, 255) == Approx(1e-4 + 0.5 * 9e-4));
+}
+
+TEST_CASE("non-finite gradients: steps are skipped, the run stops after K in a row, nothing is saved",
+          "[train][faults][nonfinite]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "run";
+  train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 2 --eval-interval 2");
+  // Plant a NaN in one weight of last/: every later gradient is NaN.
+  const CheckpointInfo info = read_checkpoint(run + "/last");
+  AnyModel model = load_model(info, torch::kCPU);
+  {
+    torch::NoGradGuard no_grad;
+    model.module()->parameters()[0].view(-1)[0] = NAN;
+  }
+  torch::save(model.module(), run + "/last/model.pt");
+  const std::string before = read_text(run + "/last/model.pt") + read_text(run + "/last/trainer_state.json");
+
+  // No eval before step 100: the third skip in a row, at step 5, ends the run.
+  const CliResult r = run_cli("train --resume " + run + " --steps 20 --max-consecutive-skips 3 --eval-interval 100");
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  // Progress lines, then one error line, the last.
+  const std::string last_line = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+  CHECK(last_line.rfind("lmzoo train: error: stopped at step 5: the gradients were not finite", 0) == 0);
+  CHECK(last_line.find("in 3 steps in a row") != std::string::npos);
+  CHECK(last_line.find("--lr") != std::string::npos);
+  CHECK(r.err.find("error") == r.err.rfind("error"));
+  CHECK(r.err.find("frame #") == std::string::npos);
+  CHECK(read_text(run + "/last/model.pt") + read_text(run + "/last/trainer_state.json") == before);
+  // The skipped steps were logged and counted.
+  const auto records = metrics_records(run);
+  REQUIRE(!records.empty());
+  CHECK(records.back()["step"] == 5);
+  CHECK(records.back()["skipped_steps"] == 3);
+
+  // With an eval at step 4 (before 25 skips in a row), the save is refused: the weights are not finite.
+  const CliResult saving = run_cli("train --resume " + run + " --steps 20");
+  CHECK(saving.exit_code == 1);
+  CHECK(saving.err.find("error: the weights are not finite at step 4: not saved") != std::string::npos);
+  CHECK(read_text(run + "/last/model.pt") + read_text(run + "/last/trainer_state.json") == before);
+
+  // A healthy run counts none.
+  const std::string healthy = dir / "healthy";
+  train_ok("--data " + f.data_dir + " --out " + healthy + kTiny + "--steps 3 --eval-interval 3");
+  for (const auto& record : metrics_records(healthy)) {
+    if (record["type"] == "train") CHECK(record["skipped_steps"] == 0);
+  }
+}
+
+TEST_CASE("one live run per run directory: a second is refused, the lock dies with its process",
+          "[train][faults][lock]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "run";
+  train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 2 --eval-interval 2");
+  const pid_t first = spawn_cli("train --resume " + run + " --steps 100000 --eval-interval 100000", dir);
+  // The first run holds the lock once its progress lines start.
+  for (int i = 0; i < 400 && read_text(dir / "bg.err").find("step 3") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  REQUIRE(read_text(dir / "bg.err").find("step 3") != std::string::npos);
+  const CliResult second = run_cli("train --resume " + run + " --steps 100000");
+  check_user_error(second, "is in use by another lmzoo train (process " + std::to_string(first) + ")");
+  CHECK(second.exit_code == 1);
+  const CliResult fresh = run_cli("train --data " + f.data_dir + " --out " + run + kTiny + "--steps 4");
+  CHECK(fresh.exit_code != 0);  // a fresh run on it is refused too (it already holds a run)
+
+  kill(first, SIGKILL);
+  CHECK(wait_for(first) == -SIGKILL);
+  const std::string out = train_ok("--resume " + run + " --steps 4");  // the kernel released the lock
+  CHECK(last_json_line(out)["step"] == 4);
+}
+
+TEST_CASE("resume refuses flags that contradict the run and keeps the decay horizon",
+          "[train][faults][resume]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "run";
+  train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 6 --eval-interval 6 --warmup 2 --lr 1e-3 "
+           "--min-lr 1e-4");
+  const CliResult conflicting =
+      run_cli("train --resume " + run + " --steps 8 --n-layer 2 --lr 0.01 --objective mlm --data " + f.dir);
+  check_user_error(conflicting, "flags contradict the run");
+  CHECK(conflicting.exit_code == 2);
+  for (const std::string& expected : std::vector<std::string>{"--n-layer 2 (the run's: 1)", "--lr 0.01 (the run's: 0.001)",
+                                                           "--objective mlm (the run's: causal)", "--data " + f.dir}) {
+    INFO(expected);
+    CHECK(conflicting.err.find(expected) != std::string::npos);
+  }
+  CHECK(read_checkpoint(run + "/last").state.step == 6);
+
+  // The same values as the run's are no conflict; --steps extends it from another working directory.
+  const std::string out = train_ok("--resume " + run + " --steps 10 --n-layer 1 --lr 1e-3 --eval-interval 10");
+  CHECK(last_json_line(out)["step"] == 10);
+  const auto records = metrics_records(run);
+  std::vector<int64_t> steps;
+  for (const auto& record : records) {
+    if (record["type"] != "train") continue;
+    steps.push_back(record["step"]);
+    // The decay horizon stays at the 6 steps the run started with: min_lr from there on, no jump (a record
+    // of step s logs the rate step s - 1 ran with).
+    if (record["step"].get<int64_t>() > 6) CHECK(record["lr"].get<double>() == Approx(1e-4));
+  }
+  CHECK(steps == std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK(read_checkpoint(run + "/last").train.decay_steps == 6);
+}
+
+TEST_CASE("a run started with relative paths resumes from any working directory", "[train][faults][resume]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  fs::create_directories(dir / "work");
+  fs::create_directories(dir / "elsewhere");
+  fs::copy(f.data_dir, dir / "work/data", fs::copy_options::recursive);
+  const std::string start = "cd " + (dir / "work") + " && " + LMZOO_BINARY + " train --data data --out run" + kTiny +
+                            "--steps 2 --eval-interval 2 >/dev/null 2>&1";
+  REQUIRE(std::system(start.c_str()) == 0);
+  const std::string resume = "cd " + (dir / "elsewhere") + " && " + LMZOO_BINARY + " train --resume ../work/run " +
+                             "--steps 4 >/dev/null 2>&1";
+  CHECK(std::system(resume.c_str()) == 0);
+  CHECK(read_checkpoint(dir / "work/run/last").state.step == 4);
+  CHECK(read_checkpoint(dir / "work/run/last").train.data_dir == fs::weakly_canonical(dir / "work/data").string());
+}
+
+// Random kill -9 points (seeded) during a run; after each, --resume (or a fresh start when nothing was saved yet).
+// The end: the weights of an uninterrupted run, bit for bit, and metrics.jsonl whose steps only go forward.
+TEST_CASE("kill -9 at random points, then resume: the weights of an uninterrupted run",
+          "[train][faults][kill]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string flags = kTiny + "--steps 24 --eval-interval 1 --dropout 0.1 --grad-accum 2 ";
+  const std::string straight = dir / "straight";
+  train_ok("--data " + f.data_dir + " --out " + straight + flags);
+
+  const std::string run = dir / "killed";
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> delay_ms(150, 1500);
+  int kills = 0;
+  for (int attempt = 0; attempt < 12 && kills < 5; ++attempt) {
+    const bool started = fs::exists(run + "/last");
+    const pid_t pid = spawn_cli(started ? "train --resume " + run + " --steps 24"
+                                        : "train --data " + f.data_dir + " --out " + run + flags,
+                                dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    kill(pid, SIGKILL);
+    const int code = wait_for(pid);
+    if (code == -SIGKILL) ++kills;
+    if (code == 0) break;  // it finished before the kill
+  }
+  INFO("kills: " << kills);
+  CHECK(kills >= 3);
+  const bool started = fs::exists(run + "/last");
+  if (!started || read_checkpoint(run + "/last").state.step < 24) {
+    train_ok(started ? "--resume " + run + " --steps 24" : "--data " + f.data_dir + " --out " + run + flags);
+  }
+  CHECK(same_weights(straight + "/last", run + "/last"));
+  int64_t previous = 0;
+  for (const auto& record : metrics_records(run)) {
+    if (record["type"] != "train") continue;
+    CHECK(record["step"].get<int64_t>() == previous + 1);
+    previous = record["step"];
+  }
+  CHECK(previous == 24);
+}
