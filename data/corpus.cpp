@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/utf8.h"
+
 namespace fs = std::filesystem;
 
 namespace lmzoo {
@@ -34,6 +36,7 @@ void read_txt(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read input file: " + file);
   std::string buffer, block(chunk_bytes, '\0');
+  int64_t offset = 0;  // of buffer in the file; chunks are cut at character boundaries, so each is checked alone
   while (in) {
     in.read(&block[0], static_cast<std::streamsize>(chunk_bytes));
     buffer.append(block.data(), static_cast<size_t>(in.gcount()));
@@ -41,11 +44,15 @@ void read_txt(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) {
     // chunk (with end_of_document) then always has text.
     while (buffer.size() > chunk_bytes) {
       size_t cut = chunk_cut(buffer, chunk_bytes);
-      fn(buffer.substr(0, cut), false);
+      std::string chunk = buffer.substr(0, cut);
+      require_utf8(chunk, file, offset);
+      fn(chunk, false);
       buffer.erase(0, cut);
+      offset += static_cast<int64_t>(cut);
     }
   }
   if (in.bad()) throw std::runtime_error("error reading input file: " + file);
+  require_utf8(buffer, file, offset);
   if (!buffer.empty()) fn(buffer, true);
 }
 
@@ -53,7 +60,10 @@ void read_jsonl(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) 
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read input file: " + file);
   std::string line;
+  int64_t offset = 0;  // of the line in the file
   for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
+    require_utf8(line, file, offset, line_no);  // before parsing: nlohmann's message names no offset
+    offset += static_cast<int64_t>(line.size()) + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
     const std::string where = file + ":" + std::to_string(line_no);
     nlohmann::json doc;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/utf8.h"
+
 namespace lmzoo {
 
 namespace {
@@ -77,7 +79,10 @@ std::vector<LabelledText> read_labelled_text(const std::string& path) {
   const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".json");
   std::vector<LabelledText> examples;
   std::string line;
+  int64_t offset = 0;  // of the line in the file
   for (int64_t number = 1; std::getline(in, line); ++number) {
+    require_utf8(line, path, offset, number);
+    offset += int64_t(line.size()) + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::string where = path + ":" + std::to_string(number);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/shards.h"
+#include "data/utf8.h"
 
 namespace lmzoo {
 
@@ -60,7 +61,10 @@ std::vector<TextPair> read_text_pairs(const std::string& path) {
   const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".json");
   std::vector<TextPair> pairs;
   std::string line;
+  int64_t offset = 0;  // of the line in the file
   for (int64_t number = 1; std::getline(in, line); ++number) {
+    require_utf8(line, path, offset, number);
+    offset += int64_t(line.size()) + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(number) + ": ";

@@ -33,6 +33,8 @@ struct TokenStream::Shard {
   const unsigned char* data = nullptr;
   size_t bytes = 0;
   int elem_bytes = 2;
+  std::string path;
+  int64_t vocab_size = 0;  // from the manifest: read() and at() throw, naming the shard, on a larger id
   ~Shard() {
     if (data) munmap(const_cast<unsigned char*>(data), bytes);
   }
@@ -45,6 +47,16 @@ struct TokenStream::Shard {
     uint32_t v;
     std::memcpy(&v, data + 4 * i, 4);
     return static_cast<int32_t>(v);
+  }
+  // at(i), refused with the shard's name when outside the vocabulary: models index embeddings with it.
+  int32_t checked_at(int64_t i) const {
+    const int32_t id = at(i);
+    if (vocab_size > 0 && (id < 0 || id >= vocab_size)) {
+      throw std::runtime_error("shard " + path + " is corrupt: token " + std::to_string(i) + " is id " +
+                               std::to_string(id) + ", outside the vocabulary of " + std::to_string(vocab_size) +
+                               " in its manifest (re-run lmzoo prepare)");
+    }
+    return id;
   }
 };
 
@@ -105,6 +117,8 @@ TokenStream TokenStream::open(const std::string& data_dir, const std::string& sp
       fstat(fd, &st);
       auto shard = std::make_shared<Shard>();
       shard->elem_bytes = elem;
+      shard->path = path;
+      shard->vocab_size = m.value("vocab_size", int64_t{0});
       shard->bytes = static_cast<size_t>(st.st_size);
       if (static_cast<int64_t>(shard->bytes) != tokens * elem) {
         ::close(fd);
@@ -150,7 +164,7 @@ int32_t TokenStream::at(int64_t i) const {
   }
   if (memory_) return (*memory_)[i];
   size_t s = std::upper_bound(offsets_.begin(), offsets_.end(), i) - offsets_.begin() - 1;
-  return shards_[s]->at(i - offsets_[s]);
+  return shards_[s]->checked_at(i - offsets_[s]);
 }
 
 void TokenStream::read(int64_t start, int64_t count, int64_t* dst) const {
@@ -166,7 +180,9 @@ void TokenStream::read(int64_t start, int64_t count, int64_t* dst) const {
   for (int64_t i = start; count > 0; ++s) {
     const Shard& shard = *shards_[s];
     int64_t n = std::min(count, offsets_[s + 1] - i);
-    for (int64_t j = 0; j < n; ++j) *dst++ = shard.at(i - offsets_[s] + j);
+    for (int64_t j = i - offsets_[s]; j < i - offsets_[s] + n; ++j) {
+      *dst++ = shard.checked_at(j);
+    }
     i += n;
     count -= n;
   }
@@ -346,18 +362,9 @@ void remove_previous_output(const std::string& dir) {
   for (const auto& path : stale) fs::remove(path);
 }
 
-}  // namespace
-
-PrepareResult prepare_data(const PrepareOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  if (!(o.val_fraction >= 0 && o.val_fraction < 1)) {
-    throw std::runtime_error("val fraction must be in [0, 1), got " + std::to_string(o.val_fraction));
-  }
-  if (o.out_dir.empty()) throw std::runtime_error("no output directory given");
-  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
-  const std::vector<std::string> files = list_input_files(o.inputs);
-  fs::create_directories(o.out_dir);
-  remove_previous_output(o.out_dir);
+// prepare_data's work once OUT_DIR exists and holds nothing of an earlier prepare; throws on an empty corpus.
+PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                           std::chrono::steady_clock::time_point t0) {
   const size_t threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const int vocab = tokenizer.vocab_size();
 
@@ -388,6 +395,10 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   });
   submit();
   while (!in_flight.empty()) write_oldest();
+  if (result.documents == 0) {
+    throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
+                             " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text");
+  }
 
   // The validation split is the last val_fraction of the stream; its source bytes are counted exactly.
   nlohmann::json train_split = train.finish();
@@ -421,6 +432,33 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   result.val_bytes = val_bytes;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+}  // namespace
+
+PrepareResult prepare_data(const PrepareOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!(o.val_fraction >= 0 && o.val_fraction < 1)) {
+    throw std::runtime_error("val fraction must be in [0, 1), got " + std::to_string(o.val_fraction));
+  }
+  if (o.out_dir.empty()) throw std::runtime_error("no output directory given");
+  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  const std::vector<std::string> files = list_input_files(o.inputs);
+  std::error_code ec;
+  const bool created_out_dir = !fs::exists(o.out_dir, ec);
+  fs::create_directories(o.out_dir);
+  remove_previous_output(o.out_dir);
+  try {
+    return prepare_into(o, tokenizer, files, t0);
+  } catch (...) {
+    // Nothing half-written stays behind: what this run wrote, or the directory it created.
+    try {
+      if (created_out_dir) fs::remove_all(o.out_dir, ec);
+      else remove_previous_output(o.out_dir);
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
 }
 
 }  // namespace lmzoo

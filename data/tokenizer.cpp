@@ -60,9 +60,12 @@ std::string status_message(const std::string& m) {
   return bracket == std::string::npos ? m : m.substr(bracket + 2);
 }
 
-// Throws when a bridge call returned an error message.
-void check(const std::string& error, const std::string& what) {
-  if (!error.empty()) throw std::runtime_error(what + ": " + status_message(error));
+// Throws when a bridge call returned an error message; FALLBACK is the reason when SentencePiece gave none.
+void check(const std::string& error, const std::string& what, const std::string& fallback = "no reason given") {
+  if (error.empty()) return;
+  std::string reason = status_message(error);
+  if (reason.find_first_not_of(" \t\n") == std::string::npos) reason = fallback;
+  throw std::runtime_error(what + ": " + reason);
 }
 
 }  // namespace
@@ -157,7 +160,8 @@ Tokenizer Tokenizer::load(const std::string& dir_or_file) {
 
 Tokenizer Tokenizer::from_serialized(const std::string& model_proto) {
   Tokenizer t;
-  check(t.sp_->load_serialized(model_proto), "invalid tokenizer model");
+  if (model_proto.empty()) throw std::runtime_error("invalid tokenizer model: the file is empty");
+  check(t.sp_->load_serialized(model_proto), "invalid tokenizer model", "not a SentencePiece model file");
   t.serialized_ = model_proto;
   if (t.sp_->piece_size() <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
   for (int i = 0; i < special::kNumSpecial; ++i) {

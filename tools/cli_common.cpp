@@ -8,13 +8,16 @@
 #include <torch/torch.h>
 
 #include "data/shards.h"
+#include "data/utf8.h"
 #include "tools/cli_error.h"
 #include "train/device.h"
 
 namespace lmzoo::cli {
 
-bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
+bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result,
+                   const char* positional) {
   options.add_options()("h,help", "show this help");
+  if (positional) options.parse_positional({positional});
   try {
     result = options.parse(argc, argv);
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
@@ -65,7 +68,26 @@ std::string read_whole_file(const std::string& path) {
 }
 
 void apply_thread_option(const cxxopts::ParseResult& result) {
-  configure_cpu_threads(result.count("threads") ? result["threads"].as<int>() : 0);
+  const int threads = result.count("threads") ? result["threads"].as<int>() : 0;
+  if (result.count("threads") && threads < 1) {
+    throw UsageError("--threads must be at least 1, got " + std::to_string(threads));
+  }
+  configure_cpu_threads(threads);  // 0: LibTorch's default
+}
+
+CheckpointInfo open_checkpoint(const std::string& path) {
+  try {
+    return read_checkpoint(path);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("checkpoint " + path + " is corrupt: " + e.what());
+  }
+}
+
+void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name) {
+  if (!result.count(name)) return;
+  const std::string value = result[name].as<std::string>();
+  const size_t at = find_invalid_utf8(value);
+  if (at != std::string::npos) throw UsageError(utf8_error(value, at, "--" + name));
 }
 
 GPT require_gpt(const AnyModel& model, const std::string& command) {

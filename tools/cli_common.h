@@ -10,8 +10,10 @@
 
 namespace lmzoo::cli {
 
-// Parses argv; prints help and returns true when --help was given.
-bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result);
+// Parses argv; prints help and returns true when --help was given. With POSITIONAL (a vector option, e.g.
+// "input"), arguments that follow no flag are values of that option: --input a.txt dir/ reads both.
+bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result,
+                   const char* positional = nullptr);
 // Throws UsageError "--NAME is required" when the option is absent.
 void require_option(const cxxopts::ParseResult& result, const std::string& name);
 // Throws UsageError when the tokenizer that prepared DATA_DIR is not the checkpoint's.
@@ -19,7 +21,12 @@ void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenize
 std::string read_whole_file(const std::string& path);
 // The model as a GPT; throws UsageError when the checkpoint holds another kind of model.
 GPT require_gpt(const AnyModel& model, const std::string& command);
-// Applies --threads N (intra-op threads) when given and positive.
+// Applies --threads N (intra-op threads) when given; throws UsageError unless N >= 1.
 void apply_thread_option(const cxxopts::ParseResult& result);
+// read_checkpoint, with a stored config that fails validation reported as a runtime error (exit 1) naming the
+// checkpoint: std::invalid_argument is kept for values the user gave (see cli_error.h).
+CheckpointInfo open_checkpoint(const std::string& path);
+// Throws UsageError naming --NAME and the byte offset when the flag's value is not UTF-8.
+void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name);
 
 }  // namespace lmzoo::cli

@@ -42,8 +42,14 @@ int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) 
   } catch (const c10::Error& e) {
     std::cerr << prefix << first_line(e.what_without_backtrace()) << "\n";
     return 1;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << prefix << first_line(e.what()) << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << prefix << first_line(e.what()) << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << prefix << "unexpected error (not a std::exception)\n";
     return 1;
   }
 }

@@ -5,12 +5,20 @@
 
 namespace lmzoo::cli {
 
-// Thrown for mistakes a user can fix (bad flag value, missing file); message is the whole line.
+// Exit codes: 0 success; 2 a usage error: the command line itself is wrong (an unknown command, action or flag,
+// a missing required flag, a flag value that does not parse, is out of range or not in its set, flags that
+// contradict each other or do not apply to what they were given); 1 a runtime error: the command line is fine
+// but what it names is not (a missing, unreadable or corrupt file, text that is not UTF-8, a mismatched tokenizer,
+// an I/O failure); 130 a training run stopped by SIGINT/SIGTERM after saving last/.
+
+// Thrown for mistakes in the command line; message is the whole line. Exit code 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Runs fn, mapping every exception to "lmzoo <command>: error: <message>" and exit code 1/2.
+// Runs fn, mapping every exception to "lmzoo <command>: error: <message>": exit code 2 for UsageError, cxxopts'
+// parse errors and std::invalid_argument (which lmzoo throws only for values the user gave: flags, --config, the
+// validate() of model and training configs), 1 for everything else.
 int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv);
 
 }  // namespace lmzoo::cli

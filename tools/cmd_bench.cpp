@@ -3,7 +3,11 @@
 // Defaults: nanoGPT's CPU "baby".
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -59,6 +63,7 @@ int run_bench(int argc, char** argv) {
   apply_thread_option(r);
   require_option(r, "data");
   const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
+  if (skip < 0) throw UsageError("--skip must be >= 0");
   if (steps <= skip) throw UsageError("--steps must be larger than --skip");
 
   TrainRequest request;
@@ -92,14 +97,32 @@ int run_bench(int argc, char** argv) {
   // machine can slow either measurement, never speed it up.
   const torch::Device device = resolve_device(t.device);
   configure_device_math(device, t.tf32);
-  const double peak_before = measure_peak_flops(device, t.precision);
+  // The trace file is opened before the run (a bad path fails now, not after it) and removed if the run fails.
+  const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
+  std::ofstream profile_out;
+  if (!profile_path.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(profile_path, ec)) throw std::runtime_error("--profile " + profile_path + " is a directory");
+    profile_out.open(profile_path, std::ios::binary);
+    if (!profile_out) throw std::runtime_error("cannot write the profile " + profile_path + ": " + std::strerror(errno));
+  }
   TrainResult result;
-  {
+  double peak_before = 0;
+  try {
+    peak_before = measure_peak_flops(device, t.precision);
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
-    if (r.count("profile")) {
-      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(r["profile"].as<std::string>());
-    }
+    if (!profile_path.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(profile_out);
     result = train_model(request);
+  } catch (...) {
+    if (!profile_path.empty()) {
+      profile_out.close();
+      std::filesystem::remove(profile_path);
+    }
+    throw;
+  }
+  if (!profile_path.empty()) {
+    profile_out.close();
+    if (!profile_out) throw std::runtime_error("error writing the profile " + profile_path);
   }
 
   std::vector<double> timed(result.step_seconds.begin() + skip, result.step_seconds.end());

@@ -6,6 +6,7 @@
 #include "data/labelled_text.h"
 #include "data/pairs.h"
 #include "data/shards.h"
+#include "data/utf8.h"
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
@@ -43,6 +44,7 @@ ScoredText text_to_score(const cxxopts::ParseResult& r, const Tokenizer& tokeniz
   } else {
     out.source = r["text"].as<std::string>();
     const std::string text = read_whole_file(out.source);
+    require_utf8(text, out.source);
     const auto ids = tokenizer.encode(text);
     out.stream = TokenStream::from_tokens(std::vector<int32_t>(ids.begin(), ids.end()));
     out.source_bytes = int64_t(text.size());
@@ -61,7 +63,7 @@ int eval_gpt(const cxxopts::ParseResult& r, GPT& model, const Tokenizer& tokeniz
   const ScoredText scored = text_to_score(r, tokenizer, checkpoint);
   if (scored.stream.size() < 2) throw std::runtime_error(scored.source + " has fewer than two tokens to score");
   PerplexityOptions eval_options;
-  eval_options.stride = r["stride"].as<int64_t>();
+  eval_options.stride = r.count("stride") ? r["stride"].as<int64_t>() : 0;  // 0: half the context
   eval_options.batch_size = r["batch-size"].as<int64_t>();
   eval_options.precision = r["precision"].as<std::string>();
   print_perplexity(scored.source, "tokens",
@@ -196,7 +198,7 @@ int run_eval(int argc, char** argv) {
       ("batches", "t5 on token shards: span-corruption batches scored", cxxopts::value<int64_t>()->default_value("20"))
       ("split", "val|train", cxxopts::value<std::string>()->default_value("val"))
       ("text", "a UTF-8 text file to score instead of --data", cxxopts::value<std::string>())
-      ("stride", "gpt: window stride in tokens (default: half the context)", cxxopts::value<int64_t>()->default_value("0"))
+      ("stride", "gpt: window stride in tokens (default: half the context)", cxxopts::value<int64_t>())
       ("pseudo", "bert: pseudo-perplexity, each token masked in turn (default: masked-token perplexity)")
       ("seed", "bert: masking seed of masked-token perplexity; t5: span-corruption seed", cxxopts::value<uint64_t>()->default_value("1234"))
       ("batch-size", "windows (or examples) per forward pass", cxxopts::value<int64_t>()->default_value("8"))
@@ -207,13 +209,14 @@ int run_eval(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
   require_option(r, "checkpoint");
-  if (r["stride"].as<int64_t>() < 0 || r["batch-size"].as<int64_t>() <= 0) {
-    throw UsageError("--stride must be >= 0 and --batch-size positive");
-  }
+  if (r.count("stride") && r["stride"].as<int64_t>() < 1) throw UsageError("--stride must be positive");
+  if (r["batch-size"].as<int64_t>() <= 0) throw UsageError("--batch-size must be positive");
+  const std::string split = r["split"].as<std::string>();
+  if (split != "val" && split != "train") throw UsageError("--split must be val or train");
   const std::string precision = r["precision"].as<std::string>();
   if (precision != "fp32" && precision != "bf16") throw UsageError("--precision must be fp32 or bf16");
   const std::string checkpoint = r["checkpoint"].as<std::string>();
-  const CheckpointInfo info = read_checkpoint(checkpoint);
+  const CheckpointInfo info = open_checkpoint(checkpoint);
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel model = load_model(info, device);

@@ -10,6 +10,26 @@
 
 namespace lmzoo::cli {
 
+namespace {
+
+// Throws, before any work, when --out names a directory or a file in a directory that does not exist.
+void check_writable_file(const std::string& out) {
+  const std::filesystem::path path(out);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) || path.filename().empty() || path.filename() == "." ||
+      path.filename() == "..") {
+    throw std::runtime_error("--out " + out + " is a directory; name the file to write, e.g. " +
+                             (path / "model.pt").lexically_normal().string());
+  }
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw std::runtime_error("cannot write " + out + ": directory " + dir.string() + " does not exist");
+  }
+  if (access(dir.c_str(), W_OK) != 0) throw std::runtime_error("cannot write " + out + ": " + dir.string() + " is not writable");
+}
+
+}  // namespace
+
 int run_export(int argc, char** argv) {
   cxxopts::Options options("lmzoo export",
                            "Export TorchScript (GPT, BERT, BERT classifier, T5): scripted forward and, per "
@@ -22,17 +42,26 @@ int run_export(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r)) return 0;
   require_option(r, "checkpoint");
   require_option(r, "out");
-  const CheckpointInfo info = read_checkpoint(r["checkpoint"].as<std::string>());
-  ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
   const std::string out = r["out"].as<std::string>();
-  const std::string tmp = out + ".tmp-" + std::to_string(getpid());
+  check_writable_file(out);  // before the model is built and scripted
+  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
+  ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
+  // Written beside OUT under a temporary name, then renamed over it: OUT is never half-written.
+  const std::filesystem::path target(out);
+  const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
+                                                   std::to_string(getpid()))).string();
+  std::error_code ec;
   try {
     exported.module.save(tmp);
   } catch (const c10::Error&) {
-    std::filesystem::remove(tmp);
+    std::filesystem::remove(tmp, ec);
     throw std::runtime_error("cannot write " + out);
   }
-  std::filesystem::rename(tmp, out);
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot write " + out + ": " + ec.message());
+  }
   std::cout << "exported " << info.dir << " (" << (info.model.labels.empty() ? info.model.arch : "bert classifier")
             << ") -> " << out << "\n";
   for (const auto& method : exported.methods) std::cout << "  " << method << "\n";

@@ -101,6 +101,8 @@ int run_generate(int argc_in, char** argv_in) {
   if (parse_or_help(options, argc, argv, r)) return 0;
   require_option(r, "checkpoint");
   require_option(r, "prompt");
+  require_utf8_option(r, "prompt");
+  require_utf8_option(r, "prompt-pair");
   SamplingOptions sampling;
   sampling.max_new_tokens = r["max-new-tokens"].as<int64_t>();
   sampling.temperature = r["temperature"].as<double>();
@@ -137,7 +139,7 @@ int run_generate(int argc_in, char** argv_in) {
     if (beam_options.num_return != 1) throw UsageError("--num-return applies to beam search: add --beams N (N >= --num-return)");
   }
 
-  const CheckpointInfo info = read_checkpoint(r["checkpoint"].as<std::string>());
+  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel loaded = load_model(info, device);

@@ -10,6 +10,7 @@
 
 #include "data/pairs.h"
 #include "data/shards.h"
+#include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
 
@@ -21,7 +22,8 @@ int run_prepare(int argc, char** argv) {
                            "--pairs input/target pairs (each side followed by </s>) for seq2seq training.");
   options.add_options("Data")
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
-      ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories; repeat or comma-separate",
+      ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories: --input a.txt "
+                  "more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
       ("o,out", "output data directory (shards, manifest.json, tokenizer.model)", cxxopts::value<std::string>())
       ("pairs", "a pairs file instead of --input: .tsv (input<TAB>target per line) or .jsonl ({\"input\", \"target\"})",
@@ -29,14 +31,9 @@ int run_prepare(int argc, char** argv) {
       ("max-input-len", "pairs: input tokens kept, </s> included", cxxopts::value<int64_t>()->default_value("512"))
       ("max-target-len", "pairs: target tokens kept, </s> included", cxxopts::value<int64_t>()->default_value("128"))
       ("val-fraction", "last fraction of the token stream (or of the pairs) held out for validation", cxxopts::value<double>()->default_value("0.1"))
-      ("threads", "encoding threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
-  auto result = options.parse(argc, argv);
-  if (result.count("help")) {
-    std::cout << options.help() << "\n";
-    return 0;
-  }
-  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
+      ("threads", "encoding threads (0 = all cores)", cxxopts::value<int>()->default_value("0"));
+  cxxopts::ParseResult result;
+  if (parse_or_help(options, argc, argv, result, "input")) return 0;
   if (result.count("input") && result.count("pairs")) throw UsageError("give --input or --pairs, not both");
   for (const char* name : {"tokenizer", result.count("pairs") ? "pairs" : "input", "out"}) {
     if (!result.count(name)) throw UsageError(std::string("missing --") + name);

@@ -8,6 +8,8 @@
 #include <cxxopts.hpp>
 
 #include "data/tokenizer.h"
+#include "data/utf8.h"
+#include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
 
@@ -21,18 +23,6 @@ std::string read_stdin() {
   return ss.str();
 }
 
-// Parses ARGV with OPTIONS; prints help and returns false when --help was given.
-bool parse(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result) {
-  options.add_options()("h,help", "show this help");
-  result = options.parse(argc, argv);
-  if (result.count("help")) {
-    std::cout << options.help() << "\n";
-    return false;
-  }
-  if (!result.unmatched().empty()) throw UsageError("unexpected argument '" + result.unmatched()[0] + "'");
-  return true;
-}
-
 std::string required(const cxxopts::ParseResult& result, const std::string& name) {
   if (!result.count(name)) throw UsageError("missing --" + name);
   return result[name].as<std::string>();
@@ -41,7 +31,7 @@ std::string required(const cxxopts::ParseResult& result, const std::string& name
 int train(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer train", "Train a SentencePiece tokenizer (exact byte round trip, fixed special ids).");
   options.add_options()
-      ("i,input", "text files (.txt, .jsonl with \"text\") or directories; repeat or comma-separate",
+      ("i,input", "text files (.txt, .jsonl with \"text\") or directories: --input a.txt more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
       ("vocab-size", "vocabulary size (an upper bound; >= 364; char: any large number)", cxxopts::value<int>()->default_value("8000"))
       ("model-type", "bpe | unigram | char", cxxopts::value<std::string>()->default_value("bpe"))
@@ -49,7 +39,7 @@ int train(int argc, char** argv) {
       ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
       ("verbose", "report the training sample on stderr");
   cxxopts::ParseResult result;
-  if (!parse(options, argc, argv, result)) return 0;
+  if (parse_or_help(options, argc, argv, result, "input")) return 0;
   TokenizerTrainOptions train_options;
   if (!result.count("input")) throw UsageError("missing --input");
   train_options.inputs = result["input"].as<std::vector<std::string>>();
@@ -62,7 +52,13 @@ int train(int argc, char** argv) {
   if (type != "bpe" && type != "unigram" && type != "char") {
     throw UsageError("unknown --model-type '" + type + "' (expected bpe, unigram or char)");
   }
-  if (train_options.vocab_size <= 0) throw UsageError("--vocab-size must be positive");
+  const int min_vocab = special::kNumSpecial + 256 + 1;  // Tokenizer::train's: specials, 256 bytes, a character
+  if (train_options.vocab_size < min_vocab) {
+    throw UsageError("--vocab-size " + std::to_string(train_options.vocab_size) + " is too small: the minimum is " +
+                     std::to_string(min_vocab) + " (" + std::to_string(special::kNumSpecial) +
+                     " special tokens, 256 byte pieces and one character)");
+  }
+  if (train_options.max_sentences <= 0) throw UsageError("--max-sentences must be positive");
   Tokenizer::train(train_options);
   Tokenizer tokenizer = Tokenizer::load(train_options.out_dir);
   std::cout << "trained " << type << " tokenizer: vocab size " << tokenizer.vocab_size() << ", hash "
@@ -76,9 +72,10 @@ int encode(int argc, char** argv) {
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
       ("ids", "print token ids instead of pieces");
   cxxopts::ParseResult result;
-  if (!parse(options, argc, argv, result)) return 0;
+  if (parse_or_help(options, argc, argv, result)) return 0;
   Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
   const std::string text = read_stdin();
+  require_utf8(text, "stdin");
   std::string line;
   const bool ids = result.count("ids") > 0;
   for (int id : tokenizer.encode_long(text)) {
@@ -92,7 +89,7 @@ int decode(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer decode", "Decode whitespace-separated ids from stdin; print the exact text.");
   options.add_options()("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>());
   cxxopts::ParseResult result;
-  if (!parse(options, argc, argv, result)) return 0;
+  if (parse_or_help(options, argc, argv, result)) return 0;
   Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
   std::istringstream in(read_stdin());
   std::vector<int> ids;
@@ -103,8 +100,8 @@ int decode(int argc, char** argv) {
       id = std::stoi(word, &used);
     } catch (const std::exception&) {
     }
-    if (used != word.size() || id < 0 || id >= tokenizer.vocab_size()) {
-      throw UsageError("'" + word + "' on stdin is not a token id in [0, " + std::to_string(tokenizer.vocab_size()) + ")");
+    if (used != word.size() || id < 0 || id >= tokenizer.vocab_size()) {  // stdin is input, not usage: exit 1
+      throw std::runtime_error("'" + word + "' on stdin is not a token id in [0, " + std::to_string(tokenizer.vocab_size()) + ")");
     }
     ids.push_back(id);
   }

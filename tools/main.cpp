@@ -5,8 +5,12 @@
 #include <iostream>
 #include <string>
 
+#include <torch/version.h>
+
+#include "lmzoo_build_config.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "tools/version.h"
 #include "train/device.h"
 
 namespace {
@@ -30,7 +34,7 @@ const Subcommand kSubcommands[] = {
 
 void print_usage(std::ostream& out) {
   out << "lmzoo: train, evaluate, sample and export transformer language models\n\n"
-      << "usage: lmzoo <command> [options]   (lmzoo <command> --help for its options)\n\ncommands:\n";
+      << "usage: lmzoo <command> [options]   (lmzoo <command> --help for its options; lmzoo --version)\n\ncommands:\n";
   for (const auto& c : kSubcommands) {
     out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
   }
@@ -49,9 +53,20 @@ void keep_freed_memory() {
 int main(int argc, char** argv) {
   keep_freed_memory();
   lmzoo::configure_cpu_threads(0);  // OpenBLAS follows LibTorch's thread count (--threads changes both)
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    print_usage(argc < 2 ? std::cerr : std::cout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    std::string names;
+    for (const auto& c : kSubcommands) names += std::string(names.empty() ? "" : ", ") + c.name;
+    std::cerr << "lmzoo: error: no command given; one of " << names << " (see lmzoo --help)\n";
+    return 2;
+  }
+  if (!std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::cout << "lmzoo " << lmzoo::kVersion << " (LibTorch " << TORCH_VERSION << ", CUDA "
+              << (LMZOO_WITH_CUDA ? "yes" : "no") << ")\n";
+    return 0;
   }
   for (const auto& c : kSubcommands) {
     if (std::strcmp(argv[1], c.name) == 0) return lmzoo::cli::guarded(c.name, c.run, argc - 1, argv + 1);

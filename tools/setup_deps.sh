@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lmzoo needs (the same names on Debian 12 and 13), only those not yet installed.
-# Usage: tools/setup_deps.sh [build] [test] [demo] [all]   (default: all groups)
+# Usage: tools/setup_deps.sh [build] [test] [demo] [python] [all]   (default: all groups)
 # Quiet and idempotent when everything is present; never runs apt-get update otherwise.
 # LMZOO_SKIP_APT=1 (or a system without dpkg) skips it: bring LibTorch and the libraries yourself (README).
 set -euo pipefail
@@ -13,9 +13,11 @@ BUILD_PKGS=(g++ cmake make pkg-config ccache
 TEST_PKGS=(python3-torch sentencepiece)
 # The demo trains on the King James Bible text (the `bible` command).
 DEMO_PKGS=(bible-kjv)
+# The README's Python snippet loads an export with torch and reads its tokenizer with sentencepiece.
+PYTHON_PKGS=(python3-torch python3-sentencepiece)
 
 usage() {
-  echo "usage: $0 [build] [test] [demo] [all]   (default: all)" >&2
+  echo "usage: $0 [build] [test] [demo] [python] [all]   (default: all)" >&2
 }
 
 if [ "${LMZOO_SKIP_APT:-0}" = 1 ] || ! command -v dpkg-query >/dev/null 2>&1; then
@@ -31,7 +33,8 @@ for g in "${groups[@]}"; do
     build) wanted+=("${BUILD_PKGS[@]}") ;;
     test | tests) wanted+=("${TEST_PKGS[@]}") ;;
     demo) wanted+=("${DEMO_PKGS[@]}") ;;
-    all) wanted+=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${DEMO_PKGS[@]}") ;;
+    python) wanted+=("${PYTHON_PKGS[@]}") ;;
+    all) wanted+=("${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${DEMO_PKGS[@]}" "${PYTHON_PKGS[@]}") ;;
     -h | --help) usage; exit 0 ;;
     *) echo "setup_deps: unknown group '$g'" >&2; usage; exit 2 ;;
   esac

@@ -1,0 +1,193 @@
+// CLI table test: bad inputs to every subcommand end in one stderr line, the right exit code (2 usage, 1 runtime),
+// no stack trace and no file left behind; plus --version and help text. Most rows fail before a model is built.
+#include "tests/catch_compat.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <torch/version.h>
+
+#include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
+
+using namespace lmzoo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct BadInput {
+  std::string args;      // after `lmzoo`; {tok} {data} {text} {in} {ckpt} are replaced, the rest is shell text
+  int exit_code;         // 2: usage error, 1: runtime error
+  std::string fragment;  // part of the one stderr line
+  std::string stdin_file = "";  // a file of {in}, or "" for /dev/null
+};
+
+// Every file under DIRS, recursively: what a row may not add to.
+std::set<std::string> listing(const std::vector<std::string>& dirs) {
+  std::set<std::string> files;
+  for (const auto& dir : dirs) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) files.insert(entry.path().string());
+  }
+  return files;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+// Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
+// outside its vocabulary; a checkpoint whose config fails validation.
+void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
+  write_text(in + "/latin1.txt", "caf\xE9 au lait\n");                      // 0xE9 at byte offset 3
+  write_text(in + "/latin1.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"caf\xE9\"}\n");  // line 2, offset 30
+  write_text(in + "/latin1_pairs.tsv", "a cat\tthe cat\nle caf\xE9\tthe coffee\n");
+  write_text(in + "/pairs.tsv", "a cat\tthe cat\na dog\tthe dog\n");
+  write_text(in + "/empty.txt", "");
+  write_text(in + "/junk.model", "this is no SentencePiece model");
+  write_text(in + "/ids.txt", "5 6 99999\n");
+  fs::create_directories(in + "/emptydir");
+  fs::copy(f.data_dir, in + "/corrupt", fs::copy_options::recursive);
+  {
+    std::fstream shard(in + "/corrupt/val_0000.bin", std::ios::in | std::ios::out | std::ios::binary);
+    shard.seekp(20);
+    shard.write("\xFF\xFF", 2);  // token 10 of the val split: id 65535
+  }
+  fs::copy(checkpoint + "/last", in + "/badconfig", fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(read_text(in + "/badconfig/config.json"));
+  config["model"]["n_head"] = 3;  // d_model 16 is not a multiple of it
+  write_text(in + "/badconfig/config.json", config.dump());
+}
+
+// clang-format off
+const std::vector<BadInput> kBadInputs = {
+    // lmzoo itself
+    {"", 2, "no command given"},
+    {"frobnicate", 2, "unknown command 'frobnicate'"},
+    // tokenizer
+    {"tokenizer train --input {text} --out tok --vocab-size 10", 2, "--vocab-size 10 is too small: the minimum is 364"},
+    {"tokenizer train --input {text} --out tok --max-sentences 0", 2, "--max-sentences must be positive"},
+    {"tokenizer train --input {in}/latin1.txt --out tok --vocab-size 400", 1,
+     "latin1.txt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
+    {"tokenizer train --input {in}/empty.txt --out tok --vocab-size 400", 1, "contains no text"},
+    {"tokenizer encode --tokenizer {in}/junk.model", 1, "invalid tokenizer model: not a SentencePiece model file"},
+    {"tokenizer encode --tokenizer {in}/empty.txt", 1, "invalid tokenizer model: the file is empty"},
+    {"tokenizer encode --tokenizer {tok}", 1, "stdin is not UTF-8 text: invalid byte 0xE9 at byte offset 3",
+     "latin1.txt"},
+    {"tokenizer decode --tokenizer {tok}", 1, "'99999' on stdin is not a token id", "ids.txt"},
+    // prepare
+    {"prepare --tokenizer {tok} --input {in}/empty.txt --out out", 1, "nothing to prepare"},
+    {"prepare --tokenizer {tok} --input {text} {in}/latin1.txt --out out", 1,
+     "latin1.txt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
+    {"prepare --tokenizer {tok} --input {in}/latin1.jsonl --out out", 1, "invalid byte 0xE9 at byte offset 30 (line 2)"},
+    {"prepare --tokenizer {tok} --pairs {in}/latin1_pairs.tsv --out out", 1, "invalid byte 0xE9 at byte offset 20 (line 2)"},
+    {"prepare --tokenizer {tok} --input {text} --pairs {in}/pairs.tsv --out out", 2, "give --input or --pairs, not both"},
+    {"prepare --tokenizer {tok} --input {text} --out out --threads -1", 2, "--threads must be >= 0"},
+    // train (each fails before a model is built)
+    {"train --data {data} --out run --threads 0", 2, "--threads must be at least 1, got 0"},
+    {"train --data {data} --out run --steps 0", 2, "steps"},
+    {"train --data {data} --out run --device tpu", 2, "--device 'tpu' is not auto, cpu, cuda or cuda:N"},
+    {"train --data {data} --out run --preset nope", 2, "unknown preset 'nope'"},
+    {"train --data {data} --out run --n-layer 1 --d-model 16 --n-head 3", 2, "model config"},
+    {"train --data {in}/nowhere --out run", 1, "data directory not found"},
+    // eval
+    {"eval --checkpoint {ckpt} --data {data} --threads -4", 2, "--threads must be at least 1, got -4"},
+    {"eval --checkpoint {ckpt} --data {data} --stride 0", 2, "--stride must be positive"},
+    {"eval --checkpoint {ckpt} --data {data} --split test", 2, "--split must be val or train"},
+    {"eval --checkpoint {in}/nowhere --data {data}", 1, "does not exist"},
+    {"eval --checkpoint {in}/badconfig --data {data}", 1, "badconfig is corrupt: model config"},
+    {"eval --checkpoint {ckpt} --data {in}/corrupt", 1, "val_0000.bin is corrupt: token 10 is id 65535"},
+    {"eval --checkpoint {ckpt} --text {in}/latin1.txt", 1, "latin1.txt is not UTF-8 text: invalid byte 0xE9"},
+    // generate
+    {"generate --checkpoint {ckpt} --prompt \"$(printf 'caf\\351')\"", 2,
+     "--prompt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
+    {"generate --checkpoint {ckpt} --prompt hi --top-p 0", 2, "--top-p must be in (0, 1]"},
+    {"generate --checkpoint {in}/emptydir --prompt hi", 1, "is not a checkpoint or run directory"},
+    // export
+    {"export --checkpoint {ckpt} --out .", 1, "--out . is a directory"},
+    {"export --checkpoint {ckpt} --out nowhere/model.pt", 1, "directory nowhere does not exist"},
+    {"export --checkpoint {in}/nowhere --out model.pt", 1, "does not exist"},
+    // presets
+    {"presets --show nope", 2, "unknown preset 'nope'"},
+    {"presets --frobnicate", 2, "frobnicate"},
+    // bench
+    {"bench", 2, "--data is required"},
+    {"bench --data {data} --skip -1", 2, "--skip must be >= 0"},
+    {"bench --data {data} --threads 0", 2, "--threads must be at least 1"},
+    {"bench --data {data} --preset nope", 2, "unknown preset 'nope'"},
+    {"bench --data {data} --steps 2 --skip 1 --profile nowhere/trace.json", 1, "cannot write the profile nowhere/trace.json"},
+};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("cli: every bad input gives its exit code, one stderr line and no file", "[cli][bad_inputs]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir root;
+  const std::string in = root / "in", ckpt = root / "ckpt";
+  fs::create_directories(in);
+  const CliResult trained = run_cli("train --data " + f.data_dir + " --out " + ckpt +
+                                    " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 2 --steps 1 --warmup 0 "
+                                    "--eval-iters 1 --device cpu");
+  INFO(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  write_inputs(in, f, ckpt);
+  REQUIRE(kBadInputs.size() >= 40);  // about 0.6 s each: LibTorch's static initialisation
+
+  const fs::path start = fs::current_path();
+  for (const auto& row : kBadInputs) {
+    std::string args = row.args;
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"{tok}", f.tokenizer_dir}, {"{data}", f.data_dir}, {"{text}", f.text_file}, {"{in}", in}, {"{ckpt}", ckpt}}) {
+      args = replace_all(args, key, value);
+    }
+    INFO("lmzoo " << args);
+    TempDir cwd;
+    const std::vector<std::string> watched = {cwd.path.string(), in, ckpt, f.dir};
+    const auto before = listing(watched);
+    fs::current_path(cwd.path);
+    const CliResult r = run_cli(args, row.stdin_file.empty() ? "" : in + "/" + row.stdin_file);
+    fs::current_path(start);
+    INFO("exit " << r.exit_code << ", stderr: " << r.err);
+    CHECK(r.exit_code == row.exit_code);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find(row.fragment) != std::string::npos);
+    for (const char* trace : {"terminate", "Exception raised from", "frame #"}) CHECK(r.err.find(trace) == std::string::npos);
+    const auto after = listing(watched);
+    std::vector<std::string> added;
+    std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
+    INFO("left behind: " << (added.empty() ? std::string("nothing") : added.front()));
+    CHECK(added.empty());
+  }
+}
+
+TEST_CASE("cli: --version names lmzoo's version and the LibTorch it was built against", "[cli][bad_inputs]") {
+  const CliResult r = run_cli("--version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.rfind("lmzoo ", 0) == 0);
+  CHECK(r.out.find(std::string("(LibTorch ") + TORCH_VERSION + ", CUDA ") != std::string::npos);
+}
+
+TEST_CASE("cli: help texts state each default once", "[cli][bad_inputs]") {
+  for (const char* command : {"tokenizer train", "prepare", "train", "eval", "generate", "export", "presets", "bench"}) {
+    const CliResult r = run_cli(std::string(command) + " --help");
+    INFO("lmzoo " << command << " --help\n" << r.out);
+    CHECK(r.exit_code == 0);
+    // An option's entry, wrapped over several lines, runs until the next line whose first non-blank is '-'.
+    std::string entry;
+    std::istringstream lines(r.out + "\n  -");
+    for (std::string line; std::getline(lines, line);) {
+      const auto text = line.find_first_not_of(' ');
+      if (text != std::string::npos && line[text] == '-') {
+        const auto first = entry.find("(default:");
+        CHECK((first == std::string::npos || entry.find("(default:", first + 1) == std::string::npos));
+        entry.clear();
+      }
+      entry += line + " ";
+    }
+  }
+}
