@@ -29,3 +29,15 @@ TEST_CASE("fused cross-entropy rejects out-of-range targets", "[cross_entropy_ke
   auto logits = torch::randn({4, 5});
   CHECK_THROWS(fused_cross_entropy(logits, torch::tensor({0, 1, 5, 2}, torch::kLong), -1));
 }
+
+// As torch's: a NaN logit makes its row's loss (and so the mean) NaN, whatever its position in the SIMD lanes.
+TEST_CASE("fused cross-entropy propagates a NaN logit", "[cross_entropy_kernel][nonfinite]") {
+  for (int64_t column : {0, 5, 8, 30}) {
+    auto logits = torch::randn({3, 33});
+    logits[1][column] = NAN;
+    const auto targets = torch::tensor({0, 1, 2}, torch::kLong);
+    INFO("column " << column);
+    CHECK(std::isnan(fused_cross_entropy(logits, targets, -1).item<float>()));
+    CHECK(std::isnan(torch::nn::functional::cross_entropy(logits, targets).item<float>()));
+  }
+}

@@ -12,10 +12,11 @@ namespace lmzoo::simd {
 
 #ifdef LMZOO_HAVE_X86
 
-// exp of 8 floats: Cephes' polynomial (as in avx_mathfun), about 1 ulp; exactly 0 below -88.37.
+// exp of 8 floats: Cephes' polynomial (as in avx_mathfun), about 1 ulp; exactly 0 below -88.37. A NaN stays
+// NaN: min/max return their second operand when either is NaN, so x goes second (a training step must see it).
 LMZOO_AVX2 inline __m256 exp8(__m256 x) {
-  x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
-  x = _mm256_max_ps(x, _mm256_set1_ps(-88.3762626647949f));
+  x = _mm256_min_ps(_mm256_set1_ps(88.3762626647949f), x);
+  x = _mm256_max_ps(_mm256_set1_ps(-88.3762626647949f), x);
   const __m256 fx =
       _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
   x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
