@@ -1,26 +1,24 @@
-// Checkpoint directories: atomic write (temp dir + rename), strict read with clear errors.
+// Checkpoint directories: durable write (fsynced files, marker last, crash-proof swap), strict read with
+// clear errors (weights checked against the config both ways, tokenizer against vocab_size).
 #include "train/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
+
+#include "data/tokenizer.h"
+#include "train/durable_io.h"
+#include "train/weights_check.h"
 
 namespace lmzoo {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const fs::path& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary);
-  out << data;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,36 +36,107 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Serializes a torch object straight into a durable file: no second copy of the weights in memory, and
+// torch's writer never sees a failed write (the sink keeps the errno for finish() to report).
+template <typename T>
+void save_torch(const T& value, const fs::path& path) {
+  DurableFile file(path.string());
+  const std::function<size_t(const void*, size_t)> sink = [&file](const void* data, size_t n) {
+    return file.write(data, n);
+  };
+  try {
+    torch::save(value, sink);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("cannot write " + path.string() + ": " + first_line(e.what_without_backtrace()));
+  }
+  file.finish();
+}
+
+// Writes every file of the checkpoint into the fresh directory tmp; the marker last.
+void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn::Module>& model,
+                            torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
+  nlohmann::json config = {{"format_version", kCheckpointFormatVersion}, {"model", info.model}, {"train", info.train}};
+  write_file_durably((tmp / "config.json").string(), config.dump(2) + "\n");
+  write_file_durably((tmp / "tokenizer.model").string(), info.tokenizer_model);
+  save_torch(model, tmp / "model.pt");
+  if (optimizer) save_torch(*optimizer, tmp / "optimizer.pt");
+  save_torch(at::detail::getDefaultCPUGenerator().get_state(), tmp / "rng.pt");
+  write_file_durably((tmp / "trainer_state.json").string(), nlohmann::json(info.state).dump(2) + "\n");
+  crash_point("files-written");
+  mark_checkpoint_complete(tmp.string(), info.state.step);
+}
+
+// Cleanup after a failure: the error being reported matters more than one from the cleanup.
+void discard_quietly(const std::string& dir) noexcept {
+  try {
+    discard_checkpoint_dir(dir);
+  } catch (...) {
+    remove_tree_quietly(dir);
+  }
+}
+
+// Throws when the serialized tokenizer's vocabulary differs from the config's vocab_size. A tokenizer
+// that does not parse is left to the code that uses it, which reports it in its own words.
+void check_tokenizer_vocab(const CheckpointInfo& info) {
+  int64_t pieces = 0;
+  try {
+    pieces = Tokenizer::from_serialized(info.tokenizer_model).vocab_size();
+  } catch (const std::runtime_error&) {
+    return;
+  }
+  if (info.model.vocab_size != 0 && pieces != info.model.vocab_size) {
+    throw std::runtime_error("checkpoint " + info.dir + " does not match its config.json: tokenizer.model has " +
+                             std::to_string(pieces) + " pieces, config.json's vocab_size is " +
+                             std::to_string(info.model.vocab_size));
+  }
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& dir, const std::shared_ptr<torch::nn::Module>& model,
                      torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
   const fs::path target(dir);
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
-  const fs::path old = target.parent_path() / ("." + target.filename().string() + ".old");
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  nlohmann::json config = {{"format_version", kCheckpointFormatVersion}, {"model", info.model}, {"train", info.train}};
-  write_file(tmp / "config.json", config.dump(2) + "\n");
-  write_file(tmp / "tokenizer.model", info.tokenizer_model);
-  torch::save(model, (tmp / "model.pt").string());
-  if (optimizer) torch::save(*optimizer, (tmp / "optimizer.pt").string());
-  torch::save(at::detail::getDefaultCPUGenerator().get_state(), (tmp / "rng.pt").string());
-  write_file(tmp / "trainer_state.json", nlohmann::json(info.state).dump(2) + "\n");  // written last
-  sync();
-  fs::remove_all(old);
-  if (fs::exists(target)) fs::rename(target, old);
-  fs::rename(tmp, target);
-  fs::remove_all(old);
+  const std::string tmp = checkpoint_tmp_dir(dir);
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw std::runtime_error("cannot create " + target.parent_path().string() + ": " + ec.message());
+  }
+  try {
+    remove_tree(tmp);  // left by an earlier process that had this pid
+    make_directory(tmp);
+    write_checkpoint_files(tmp, model, optimizer, info);
+    swap_in_checkpoint(tmp, dir);
+  } catch (...) {
+    discard_quietly(tmp);
+    throw;
+  }
 }
 
 std::string resolve_checkpoint_dir(const std::string& path) {
-  const fs::path p(path);
-  if (!fs::exists(p)) throw std::runtime_error("checkpoint " + path + " does not exist");
-  if (fs::exists(p / "config.json")) return p.string();
-  for (const char* sub : {"best", "last", ".best.old", ".last.old"}) {
-    if (fs::exists(p / sub / "trainer_state.json")) return (p / sub).string();
+  fs::path p(path);
+  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "run/last/"
+  if (complete_checkpoint_step(p.string(), /*legacy_ok=*/true)) return p.string();
+  std::error_code ec;
+  const bool has_config = fs::exists(p / "config.json", ec);
+  if (!has_config && fs::is_directory(p, ec)) {  // a run directory
+    for (const char* name : {"best", "last"}) {
+      const std::string found = find_complete_checkpoint(p.string(), name);
+      if (!found.empty()) return found;
+    }
   }
+  // RUN/last missing or incomplete (a swap in progress, or a dead process's), or a hidden sibling that
+  // has moved since: the complete checkpoint of that name.
+  std::string name = p.filename().string();
+  if (const std::string of_hidden = checkpoint_name_of_hidden(name); !of_hidden.empty()) name = of_hidden;
+  if (!name.empty() && name != "." && name != "..") {
+    const std::string found = find_complete_checkpoint(p.has_parent_path() ? p.parent_path().string() : ".", name);
+    if (!found.empty()) return found;
+  }
+  if (has_config) return p.string();  // incomplete: read_checkpoint names the missing file
+  if (!fs::exists(p, ec)) throw std::runtime_error("checkpoint " + path + " does not exist");
   throw std::runtime_error(path + " is not a checkpoint or run directory (no config.json, best/ or last/)");
 }
 
@@ -86,15 +155,23 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
   info.state = read_json(dir / "trainer_state.json").get<TrainerState>();
   info.tokenizer_model = read_file(dir / "tokenizer.model");
+  check_tokenizer_vocab(info);
   return info;
 }
 
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module) {
+  const fs::path path = fs::path(info.dir) / "model.pt";
+  if (!fs::exists(path)) throw std::runtime_error("checkpoint is incomplete: cannot read " + path.string());
+  std::string mismatch;
   try {
-    torch::load(module, (fs::path(info.dir) / "model.pt").string());
+    torch::serialize::InputArchive archive;
+    archive.load_from(path.string());
+    mismatch = weight_mismatches(archive, *module);
+    if (mismatch.empty()) module->load(archive);
   } catch (const c10::Error& e) {
-    throw std::runtime_error("cannot load weights from " + info.dir + "/model.pt (corrupt or from another model)");
+    throw std::runtime_error("cannot load weights from " + path.string() + " (corrupt or from another model)");
   }
+  if (!mismatch.empty()) throw std::runtime_error("checkpoint " + info.dir + " does not match its config.json: " + mismatch);
 }
 
 AnyModel load_model(const CheckpointInfo& info, const torch::Device& device) {

@@ -1,5 +1,5 @@
-// Checkpoints: a directory with config.json, model.pt, optimizer.pt, trainer_state.json, rng.pt and
-// tokenizer.model, written to a temporary sibling and renamed into place (never half-written).
+// Checkpoints: a directory with config.json, model.pt, optimizer.pt, trainer_state.json, rng.pt,
+// tokenizer.model and the marker `complete`, written to a hidden sibling and swapped into place.
 #pragma once
 #include <limits>
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "models/config.h"
 #include "models/registry.h"
+#include "train/checkpoint_swap.h"  // recover_run_dir
 #include "train/train_config.h"
 #include "train/trainer_state.h"
 
@@ -24,16 +25,22 @@ struct CheckpointInfo {
   std::string tokenizer_model;  // serialized SentencePiece model
 };
 
-// Writes a checkpoint directory atomically. optimizer may be null (weights-only checkpoint).
+// Writes a checkpoint directory: every file fsynced into .NAME.tmp-PID, the marker last, then swapped in
+// (checkpoint_swap.h). optimizer may be null (weights-only checkpoint). A storage fault throws one line
+// "cannot write PATH: CAUSE" with the previous checkpoint intact and the tmp directory removed.
 void save_checkpoint(const std::string& dir, const std::shared_ptr<torch::nn::Module>& model,
                      torch::optim::Optimizer* optimizer, const CheckpointInfo& info);
-// A run directory resolves to its best/ checkpoint, else last/; a checkpoint directory to itself.
+// Read-only. A checkpoint directory resolves to itself; a run directory to its best/ checkpoint, else
+// last/. A missing or incomplete RUN/best or RUN/last (a swap in progress, or a dead process's) resolves
+// to its newest complete .NAME.tmp-* or .NAME.old.
 std::string resolve_checkpoint_dir(const std::string& path);
-// Reads config.json, trainer_state.json and the tokenizer; throws a clear error when incomplete.
+// Reads config.json, trainer_state.json and the tokenizer; throws a clear error when incomplete or when
+// the tokenizer's vocabulary differs from config.json's vocab_size.
 CheckpointInfo read_checkpoint(const std::string& path);
 // Builds the model its config describes and loads its weights onto device.
 AnyModel load_model(const CheckpointInfo& info, const torch::Device& device);
-// Loads the checkpoint's weights into module (e.g. a pretrained Bert into a classifier's encoder).
+// Loads the checkpoint's weights into module (e.g. a pretrained Bert into a classifier's encoder). Every
+// tensor's name and shape must match both ways, else it throws naming the first differences.
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module);
 // Starts model from a pretrained checkpoint's weights (--init): the whole model when the configs
 // match, or a classifier's encoder from a bert checkpoint. Throws when the shapes differ.
