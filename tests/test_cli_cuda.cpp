@@ -3,6 +3,7 @@
 // the CPU; every command exits 0 with nothing on stderr but progress.
 #include "tests/catch_compat.h"
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -90,4 +91,23 @@ TEST_CASE("CUDA CLI: t5 span corruption trains, resumes, evaluates, generates an
     ok("generate --checkpoint " + run + " --prompt 'the cat' --max-new-tokens 8 --device cuda");
     ok("generate --checkpoint " + run + " --prompt 'the cat' --max-new-tokens 8 --beams 2 --device cuda");
   }
+}
+
+TEST_CASE("CUDA CLI: fp16 with dynamic loss scaling trains, resumes with its scale, and moves to the CPU",
+          "[.cuda][cuda][cli][fp16]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "gpt-fp16";
+  ok("train --data " + f.data_dir + " --out " + run + " --arch gpt" + kShape +
+     " --steps 6 --eval-interval 3 --eval-iters 2 --log-interval 1 --device cuda --precision fp16");
+  const auto state = nlohmann::json::parse(read_text(run + "/last/trainer_state.json"));
+  const double scale = state["loss_scale"];
+  CHECK(scale > 0);
+  CHECK(scale <= 65536.0);
+  CHECK(std::exp2(std::round(std::log2(scale))) == scale);  // halved / doubled from 2^16: a power of two
+  auto resumed = ok("train --resume " + run + " --steps 8");
+  CHECK(last_json_line(resumed.out)["step"] == 8);
+  CHECK(std::isfinite(last_json_line(resumed.out)["train_loss"].get<double>()));
+  ok("eval --checkpoint " + run + " --data " + f.data_dir + " --device cpu");
 }

@@ -250,3 +250,12 @@ TEST_CASE("kill -9 at random points, then resume: the weights of an uninterrupte
   }
   CHECK(previous == 24);
 }
+
+TEST_CASE("fp16 off CUDA is refused before the run directory is made", "[train][faults][fp16]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const CliResult r = run_cli("train --data " + f.data_dir + " --out " + (dir / "run") + kTiny + "--precision fp16");
+  check_user_error(r, "--precision fp16 needs a CUDA device");
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(fs::exists(dir / "run"));
+}

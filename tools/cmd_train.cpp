@@ -416,7 +416,10 @@ int run_train(int argc, char** argv) {
     }
   }
   request.train.validate();
-  resolve_device(request.train.device);  // a bad --device is refused before the run directory is made
+  // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
+  if (!resolve_device(request.train.device).is_cuda() && request.train.precision == "fp16") {
+    throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
+  }
   const std::string run_dir = request.train.out_dir;
   const bool new_run_dir = !std::filesystem::exists(run_dir);
   if (!run_lock) {

@@ -57,14 +57,17 @@ bool parameters_finite(const torch::nn::Module& module) {
   return bad.empty() || !torch::stack(bad).any().item<bool>();
 }
 
-// The one line a run that keeps overflowing ends with.
+// The one line a run that keeps overflowing ends with, with the remedies this run has not tried.
 std::string non_finite_stop_message(const TrainConfig& cfg, int64_t step, int64_t run) {
   char lr[32];
   std::snprintf(lr, sizeof lr, "%g", cfg.lr);
+  std::string remedies = std::string("a lower --lr (this run's: ") + lr + ")";
+  if (cfg.warmup < 100) remedies += ", a longer --warmup (this run's: " + std::to_string(cfg.warmup) + ")";
+  if (cfg.grad_clip <= 0) remedies += ", --grad-clip 1";
+  if (cfg.precision != "fp32") remedies += ", --precision fp32";
   return "stopped at step " + std::to_string(step) + ": the gradients were not finite (NaN or inf) in " +
          std::to_string(run) + " steps in a row, so none of them updated the model and nothing was saved (the " +
-         "last checkpoint is untouched); try a lower --lr (this run's: " + lr + "), a longer --warmup, a " +
-         "--grad-clip, or --precision fp32";
+         "last checkpoint is untouched); try " + remedies;
 }
 
 // The run's configuration with its decay horizon fixed: by default the --steps the run started with.
