@@ -3,10 +3,15 @@
 #include "tests/catch_compat.h"
 
 #include <algorithm>
+#include <atomic>
+#include <future>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include <torch/version.h>
 
@@ -32,6 +37,27 @@ std::set<std::string> listing(const std::vector<std::string>& dirs) {
     for (const auto& entry : fs::recursive_directory_iterator(dir)) files.insert(entry.path().string());
   }
   return files;
+}
+
+struct RowOutcome {
+  CliResult result;
+  std::vector<std::string> left;  // files in the row's working directory after it ran
+};
+
+// Runs `lmzoo ARGS` (already quoted) in a fresh empty working directory, as run_cli does in the test's own; stdin
+// from STDIN_FILE, or /dev/null. Thread-safe: no Catch2 macro, no chdir.
+RowOutcome run_in_fresh_dir(const std::string& args, const std::string& stdin_file) {
+  TempDir cwd, io;
+  const std::string cmd = "cd " + cwd.path.string() + " && " + LMZOO_BINARY + " " + args + " >" + (io / "out") + " 2>" +
+                          (io / "err") + " <" + (stdin_file.empty() ? "/dev/null" : stdin_file);
+  RowOutcome outcome;
+  const int status = std::system(cmd.c_str());
+  outcome.result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  outcome.result.out = read_text(io.path / "out");
+  outcome.result.err = read_text(io.path / "err");
+  const auto left = listing({cwd.path.string()});
+  outcome.left.assign(left.begin(), left.end());
+  return outcome;
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -135,33 +161,43 @@ TEST_CASE("cli: every bad input gives its exit code, one stderr line and no file
   INFO(trained.err);
   REQUIRE(trained.exit_code == 0);
   write_inputs(in, f, ckpt);
-  REQUIRE(kBadInputs.size() >= 40);  // about 0.6 s each: LibTorch's static initialisation
+  REQUIRE(kBadInputs.size() >= 40);
 
-  const fs::path start = fs::current_path();
-  for (const auto& row : kBadInputs) {
-    std::string args = row.args;
-    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"{tok}", f.tokenizer_dir}, {"{data}", f.data_dir}, {"{text}", f.text_file}, {"{in}", in}, {"{ckpt}", ckpt}}) {
-      args = replace_all(args, key, value);
+  // Two rows at a time: each process spends most of its ~0.7 s in LibTorch's static initialisation.
+  const std::vector<std::pair<std::string, std::string>> paths = {
+      {"{tok}", f.tokenizer_dir}, {"{data}", f.data_dir}, {"{text}", f.text_file}, {"{in}", in}, {"{ckpt}", ckpt}};
+  const std::vector<std::string> inputs = {in, ckpt, f.dir};
+  const auto inputs_before = listing(inputs);
+  std::vector<std::string> args(kBadInputs.size());
+  std::vector<RowOutcome> outcomes(kBadInputs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < kBadInputs.size(); i = next++) {
+      args[i] = kBadInputs[i].args;
+      for (const auto& [key, value] : paths) args[i] = replace_all(args[i], key, value);
+      outcomes[i] = run_in_fresh_dir(args[i], kBadInputs[i].stdin_file.empty() ? "" : in + "/" + kBadInputs[i].stdin_file);
     }
-    INFO("lmzoo " << args);
-    TempDir cwd;
-    const std::vector<std::string> watched = {cwd.path.string(), in, ckpt, f.dir};
-    const auto before = listing(watched);
-    fs::current_path(cwd.path);
-    const CliResult r = run_cli(args, row.stdin_file.empty() ? "" : in + "/" + row.stdin_file);
-    fs::current_path(start);
-    INFO("exit " << r.exit_code << ", stderr: " << r.err);
-    CHECK(r.exit_code == row.exit_code);
+  };
+  auto second = std::async(std::launch::async, worker);
+  worker();
+  second.get();
+
+  for (size_t i = 0; i < kBadInputs.size(); ++i) {
+    const CliResult& r = outcomes[i].result;
+    INFO("lmzoo " << args[i] << "\nexit " << r.exit_code << ", stderr: " << r.err);
+    CHECK(r.exit_code == kBadInputs[i].exit_code);
     CHECK(count_lines(r.err) == 1);
-    CHECK(r.err.find(row.fragment) != std::string::npos);
+    CHECK(r.err.find(kBadInputs[i].fragment) != std::string::npos);
     for (const char* trace : {"terminate", "Exception raised from", "frame #"}) CHECK(r.err.find(trace) == std::string::npos);
-    const auto after = listing(watched);
-    std::vector<std::string> added;
-    std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(added));
-    INFO("left behind: " << (added.empty() ? std::string("nothing") : added.front()));
-    CHECK(added.empty());
+    INFO("left in its working directory: " << (outcomes[i].left.empty() ? "nothing" : outcomes[i].left.front()));
+    CHECK(outcomes[i].left.empty());
   }
+  const auto inputs_after = listing(inputs);
+  std::vector<std::string> added;
+  std::set_difference(inputs_after.begin(), inputs_after.end(), inputs_before.begin(), inputs_before.end(),
+                      std::back_inserter(added));
+  INFO("left beside the inputs: " << (added.empty() ? std::string("nothing") : added.front()));
+  CHECK(added.empty());
 }
 
 TEST_CASE("cli: --version names lmzoo's version and the LibTorch it was built against", "[cli][bad_inputs]") {
