@@ -88,12 +88,17 @@ TEST_CASE("schedule: the decay ends at decay_steps and min_lr holds after it", "
   CHECK(learning_rate(c, 255) == Approx(1e-4 + 0.5 * 9e-4));
 }
 
+// A run in dir/run trained to step 2 (last/ and best/ at step 2).
+static std::string two_step_run(const TempDir& dir) {
+  const std::string run = dir / "run";
+  train_ok("--data " + tiny_corpus("char").data_dir + " --out " + run + kTiny + "--steps 2 --eval-interval 2");
+  return run;
+}
+
 TEST_CASE("non-finite gradients: steps are skipped, the run stops after K in a row, nothing is saved",
           "[train][faults][nonfinite]") {
-  const Fixture& f = tiny_corpus("char");
   TempDir dir;
-  const std::string run = dir / "run";
-  train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 2 --eval-interval 2");
+  const std::string run = two_step_run(dir);
   // Plant a NaN in one weight of last/: every later gradient is NaN.
   const CheckpointInfo info = read_checkpoint(run + "/last");
   AnyModel model = load_model(info, torch::kCPU);
@@ -130,7 +135,7 @@ TEST_CASE("non-finite gradients: steps are skipped, the run stops after K in a r
 
   // A healthy run counts none.
   const std::string healthy = dir / "healthy";
-  train_ok("--data " + f.data_dir + " --out " + healthy + kTiny + "--steps 3 --eval-interval 3");
+  train_ok("--data " + tiny_corpus("char").data_dir + " --out " + healthy + kTiny + "--steps 3 --eval-interval 3");
   for (const auto& record : metrics_records(healthy)) {
     if (record["type"] == "train") CHECK(record["skipped_steps"] == 0);
   }
@@ -140,8 +145,7 @@ TEST_CASE("one live run per run directory: a second is refused, the lock dies wi
           "[train][faults][lock]") {
   const Fixture& f = tiny_corpus("char");
   TempDir dir;
-  const std::string run = dir / "run";
-  train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 2 --eval-interval 2");
+  const std::string run = two_step_run(dir);
   const pid_t first = spawn_cli("train --resume " + run + " --steps 100000 --eval-interval 100000", dir);
   // The first run holds the lock once its progress lines start.
   for (int i = 0; i < 400 && read_text(dir / "bg.err").find("step 3") == std::string::npos; ++i) {
