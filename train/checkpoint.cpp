@@ -97,8 +97,9 @@ void check_tokenizer_vocab(const CheckpointInfo& info) {
 
 void save_checkpoint(const std::string& dir, const std::shared_ptr<torch::nn::Module>& model,
                      torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
-  const fs::path target(dir);
-  const std::string tmp = checkpoint_tmp_dir(dir);
+  fs::path target(dir);
+  if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();  // "run/last/"
+  const std::string tmp = checkpoint_tmp_dir(target.string());
   if (target.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
@@ -108,7 +109,7 @@ void save_checkpoint(const std::string& dir, const std::shared_ptr<torch::nn::Mo
     remove_tree(tmp);  // left by an earlier process that had this pid
     make_directory(tmp);
     write_checkpoint_files(tmp, model, optimizer, info);
-    swap_in_checkpoint(tmp, dir);
+    swap_in_checkpoint(tmp, target.string());
   } catch (...) {
     discard_quietly(tmp);
     throw;

@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path hidden_sibling(const std::string& target, const std::string& suffix) {
-  const fs::path t(target);
+  fs::path t(target);
+  if (!t.has_filename() && t.has_parent_path()) t = t.parent_path();  // "run/last/"
   return t.parent_path() / ("." + t.filename().string() + "." + suffix);
 }
 
@@ -139,7 +140,7 @@ std::optional<int64_t> complete_checkpoint_step(const std::string& dir, bool leg
 void swap_in_checkpoint(const std::string& tmp, const std::string& target) {
   crash_point("marker-written");
   const std::string old = checkpoint_old_dir(target);
-  const std::string parent = fs::path(target).parent_path().string();
+  const std::string parent = fs::path(old).parent_path().string();
   std::error_code ec;
   if (fs::exists(fs::symlink_status(old, ec))) discard_checkpoint_dir(old);  // a dead process's leftover
   const bool had_target = fs::exists(fs::symlink_status(target, ec));
