@@ -147,19 +147,16 @@ TEST_CASE("a kill at each step of the checkpoint swap leaves one complete checkp
     CHECK(eval.exit_code == 0);
   }
 
-  // Recovery (the trainer runs it under the run's lock) promotes it and removes the leftovers only.
-  recover_run_dir(run);
-  CHECK(hidden_entries(run).empty());
-  CHECK(read_checkpoint(run + "/last").state.step == c.found_step);
-  CHECK(read_checkpoint(run + "/last").dir == run + "/last");
-  CHECK(fs::exists(run + "/metrics.jsonl"));
-
+  // `train --resume` recovers under the run's lock (the complete checkpoint back in place as last/, the
+  // leftovers gone, other files kept) and continues from the step found.
   const auto resumed = run_cli("train --resume " + run + " --steps 12");
   INFO(resumed.err);
   REQUIRE(resumed.exit_code == 0);
+  CHECK(resumed.err.find("steps " + std::to_string(c.found_step) + " -> 12") != std::string::npos);
   CHECK(last_json_line(resumed.out)["step"] == 12);
   CHECK(read_checkpoint(run + "/last").state.step == 12);
   CHECK(hidden_entries(run).empty());
+  CHECK(fs::exists(run + "/metrics.jsonl"));
 }
 
 TEST_CASE("a full disk (EFBIG) fails the save in one line, keeping the previous checkpoint", "[checkpoint][faults]") {

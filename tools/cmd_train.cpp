@@ -280,8 +280,11 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::
   }
 }
 
+// A complete last/ (or a leftover of a crashed swap that holds one) means a run is already there.
+bool holds_checkpoint(const std::string& out_dir) { return !find_complete_checkpoint(out_dir, "last").empty(); }
+
 void refuse_existing_run(const std::string& out_dir) {
-  if (std::filesystem::exists(out_dir + "/last")) {
+  if (holds_checkpoint(out_dir)) {
     throw UsageError(out_dir + " already holds a run (use --resume " + out_dir + " or another --out)");
   }
 }
@@ -385,6 +388,7 @@ int run_train(int argc, char** argv) {
     const std::string run_dir = r["resume"].as<std::string>();
     if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
     run_lock = std::make_unique<RunLock>(run_dir);
+    recover_run_dir(run_dir);  // a swap a crash cut short: its complete checkpoint back in place as last/
     setup_resume(r, request);
   } else {
     require_option(r, "data");
@@ -426,6 +430,7 @@ int run_train(int argc, char** argv) {
     refuse_existing_run(run_dir);  // before the lock creates the directory
     run_lock = std::make_unique<RunLock>(run_dir);
     refuse_existing_run(run_dir);  // a run that finished meanwhile
+    recover_run_dir(run_dir);      // leftovers of a run killed before its first checkpoint
   }
   request.run_dir_locked = true;
   TrainResult result;
@@ -435,7 +440,7 @@ int run_train(int argc, char** argv) {
     // A new run refused before it logged or saved anything leaves no directory behind.
     std::error_code ec;
     const auto metrics_size = std::filesystem::file_size(run_dir + "/metrics.jsonl", ec);
-    const bool nothing_written = !std::filesystem::exists(run_dir + "/last") && (ec || metrics_size == 0);
+    const bool nothing_written = !holds_checkpoint(run_dir) && (ec || metrics_size == 0);
     if (new_run_dir && nothing_written) std::filesystem::remove_all(run_dir, ec);
     throw;
   }

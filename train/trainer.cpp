@@ -91,7 +91,10 @@ TrainResult train_model(const TrainRequest& request) {
   result.last_val_loss = std::nan("");
   // One live run per run directory, from before anything in it is read for the run until the process ends.
   std::unique_ptr<RunLock> run_lock;
-  if (request.write_outputs && !request.run_dir_locked) run_lock = std::make_unique<RunLock>(run_dir);
+  if (request.write_outputs && !request.run_dir_locked) {
+    run_lock = std::make_unique<RunLock>(run_dir);
+    recover_run_dir(run_dir);  // leftovers of a process that died mid-swap
+  }
 
   // Data: the task's seeded train batches, and its validation sample (if the data has one).
   const auto task = make_task(request.model, cfg, request.tokenizer_model);
