@@ -445,7 +445,10 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   const std::vector<std::string> files = list_input_files(o.inputs);
   std::error_code ec;
-  const bool created_out_dir = !fs::exists(o.out_dir, ec);
+  fs::path created;  // the outermost directory this run creates (removed on failure), empty when OUT_DIR exists
+  for (fs::path p = fs::path(o.out_dir).lexically_normal(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    created = p;
+  }
   fs::create_directories(o.out_dir);
   remove_previous_output(o.out_dir);
   try {
@@ -453,7 +456,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   } catch (...) {
     // Nothing half-written stays behind: what this run wrote, or the directory it created.
     try {
-      if (created_out_dir) fs::remove_all(o.out_dir, ec);
+      if (!created.empty()) fs::remove_all(created, ec);
       else remove_previous_output(o.out_dir);
     } catch (const std::exception&) {
     }

@@ -105,7 +105,7 @@ const std::vector<BadInput> kBadInputs = {
      "latin1.txt"},
     {"tokenizer decode --tokenizer {tok}", 1, "'99999' on stdin is not a token id", "ids.txt"},
     // prepare
-    {"prepare --tokenizer {tok} --input {in}/empty.txt --out out", 1, "nothing to prepare"},
+    {"prepare --tokenizer {tok} --input {in}/empty.txt --out new/out", 1, "nothing to prepare"},
     {"prepare --tokenizer {tok} --input {text} {in}/latin1.txt --out out", 1,
      "latin1.txt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
     {"prepare --tokenizer {tok} --input {in}/latin1.jsonl --out out", 1, "invalid byte 0xE9 at byte offset 30 (line 2)"},
