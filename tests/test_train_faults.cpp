@@ -172,18 +172,18 @@ TEST_CASE("resume refuses flags that contradict the run and keeps the decay hori
   train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 6 --eval-interval 6 --warmup 2 --lr 1e-3 "
            "--min-lr 1e-4");
   const CliResult conflicting =
-      run_cli("train --resume " + run + " --steps 8 --n-layer 2 --lr 0.01 --objective mlm --data " + f.dir);
+      run_cli("train --resume " + run + " --steps 8 --n-layer 2 --batch-size 8 --objective mlm --data " + f.dir);
   check_user_error(conflicting, "flags contradict the run");
   CHECK(conflicting.exit_code == 2);
-  for (const std::string& expected : std::vector<std::string>{"--n-layer 2 (the run's: 1)", "--lr 0.01 (the run's: 0.001)",
+  for (const std::string& expected : std::vector<std::string>{"--n-layer 2 (the run's: 1)", "--batch-size 8 (the run's: 4)",
                                                            "--objective mlm (the run's: causal)", "--data " + f.dir}) {
     INFO(expected);
     CHECK(conflicting.err.find(expected) != std::string::npos);
   }
   CHECK(read_checkpoint(run + "/last").state.step == 6);
 
-  // The same values as the run's are no conflict; --steps extends it from another working directory.
-  const std::string out = train_ok("--resume " + run + " --steps 10 --n-layer 1 --lr 1e-3 --eval-interval 10");
+  // The same values as the run's are no conflict; --steps extends the run.
+  const std::string out = train_ok("--resume " + run + " --steps 10 --n-layer 1 --batch-size 4 --eval-interval 10");
   CHECK(last_json_line(out)["step"] == 10);
   const auto records = metrics_records(run);
   std::vector<int64_t> steps;

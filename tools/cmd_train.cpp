@@ -236,7 +236,7 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
   for (const auto& flag : model_shape_flags()) {
     if (r.count(flag)) throw UsageError("--" + flag + " cannot change the shape of the --init model");
   }
-  const CheckpointInfo pretrained = read_checkpoint(r["init"].as<std::string>());
+  const CheckpointInfo pretrained = open_checkpoint(r["init"].as<std::string>());
   if (pretrained.model.arch != "bert") {
     throw UsageError("--init " + pretrained.dir + " holds a " + pretrained.model.arch +
                      " model; classification fine-tunes a bert");
@@ -289,11 +289,13 @@ void refuse_existing_run(const std::string& out_dir) {
   }
 }
 
-// The flags a resumed run may change; every other flag given must agree with the run (README: Resuming a run).
+// The flags a resumed run may change: how long and where it runs, and the optimizer's knobs (lowering the rate
+// after a loss spike is the common case). Every other flag must agree with the run (README: Resuming a run):
+// they fix the model, the data stream and the schedule's shape.
 const std::set<std::string>& flags_resume_may_change() {
-  static const std::set<std::string> flags = {"resume",   "steps",     "eval-interval", "eval-iters",
-                                              "log-interval", "device", "precision",     "tf32",
-                                              "threads",  "max-consecutive-skips"};
+  static const std::set<std::string> flags = {
+      "resume", "steps",  "eval-interval", "eval-iters",   "log-interval", "device", "precision", "tf32",
+      "threads", "max-consecutive-skips", "lr", "min-lr", "weight-decay", "beta1", "beta2", "grad-clip"};
   return flags;
 }
 
@@ -346,7 +348,8 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
   if (!std::filesystem::exists(run_dir + "/last")) {
     throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
   }
-  CheckpointInfo info = read_checkpoint(run_dir + "/last");
+  CheckpointInfo info = open_checkpoint(run_dir + "/last");
+  reject_flags_of_other_objectives(r, info.train.objective);
   // A run written before decay_steps existed decayed over the --steps it was started with.
   if (info.train.decay_steps == 0) info.train.decay_steps = info.train.steps;
   const auto conflicts = resume_conflicts(r, info);
@@ -354,8 +357,9 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
     std::string list;
     for (const auto& c : conflicts) list += (list.empty() ? "" : ", ") + c;
     throw UsageError("--resume " + run_dir + ": flags contradict the run: " + list + "; on resume only --steps, "
-                     "--eval-interval, --eval-iters, --log-interval, --device, --precision, --tf32, --threads and "
-                     "--max-consecutive-skips may change");
+                     "--eval-interval, --eval-iters, --log-interval, --device, --precision, --tf32, --threads, "
+                     "--max-consecutive-skips and the optimizer's --lr, --min-lr, --weight-decay, --beta1, --beta2 "
+                     "and --grad-clip may change");
   }
   request.model = info.model;
   request.train = info.train;
@@ -363,7 +367,6 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.train.out_dir = run_dir;
   request.tokenizer_model = info.tokenizer_model;
   request.resume_dir = info.dir;
-  reject_flags_of_other_objectives(r, request.train.objective);
   if (info.state.step >= request.train.steps) {
     throw UsageError("the run is already at step " + std::to_string(info.state.step) + " of " +
                      std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
