@@ -172,10 +172,10 @@ TEST_CASE("resume refuses flags that contradict the run and keeps the decay hori
   train_ok("--data " + f.data_dir + " --out " + run + kTiny + "--steps 6 --eval-interval 6 --warmup 2 --lr 1e-3 "
            "--min-lr 1e-4");
   const CliResult conflicting =
-      run_cli("train --resume " + run + " --steps 8 --n-layer 2 --batch-size 8 --objective mlm --data " + f.dir);
+      run_cli("train --resume " + run + " --steps 8 --n-layer 2 --seq-len 32 --batch-size 8 --objective mlm --data " + f.dir);
   check_user_error(conflicting, "flags contradict the run");
   CHECK(conflicting.exit_code == 2);
-  for (const std::string& expected : std::vector<std::string>{"--n-layer 2 (the run's: 1)", "--batch-size 8 (the run's: 4)",
+  for (const std::string& expected : std::vector<std::string>{"--n-layer 2 (the run's: 1)", "--seq-len 32 (the run's: 16)", "--batch-size 8 (the run's: 4)",
                                                            "--objective mlm (the run's: causal)", "--data " + f.dir}) {
     INFO(expected);
     CHECK(conflicting.err.find(expected) != std::string::npos);

@@ -305,6 +305,7 @@ void list_differences(const nlohmann::json& asked, const nlohmann::json& stored,
   for (const auto& item : asked.items()) {
     std::string flag = item.key();
     std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag == "max-seq-len") flag = "seq-len";  // the one field whose flag has another name
     if (flags_resume_may_change().count(flag) || !stored.contains(item.key())) continue;
     auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
     if (item.value() != stored.at(item.key())) {
