@@ -1,4 +1,4 @@
-// Causal-LM batches drawn uniformly from the token stream (nanoGPT's get_batch), seeded per step.
+// Causal-LM batches drawn uniformly from the token stream (nanoGPT's get_batch), seeded per row; mix_seed.
 #include "data/batcher_causal.h"
 
 #include <random>
@@ -18,8 +18,8 @@ uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 }
 
 CausalBatcher::CausalBatcher(const TokenStream& stream, int64_t batch_size, int64_t seq_len, uint64_t seed,
-                             int64_t rank)
-    : stream_(stream), batch_size_(batch_size), seq_len_(seq_len), seed_(seed), rank_(rank) {
+                             DataShard shard)
+    : stream_(stream), batch_size_(batch_size), seq_len_(seq_len), seed_(seed), shard_(shard) {
   if (stream.size() < seq_len + 1) {
     throw std::runtime_error("the data split has " + std::to_string(stream.size()) +
                              " tokens, fewer than one window of " + std::to_string(seq_len + 1) +
@@ -28,11 +28,13 @@ CausalBatcher::CausalBatcher(const TokenStream& stream, int64_t batch_size, int6
 }
 
 TokenBatch CausalBatcher::batch(int64_t step, int64_t micro_step) const {
-  std::mt19937_64 rng(mix_seed(seed_, uint64_t(step), uint64_t(micro_step), uint64_t(rank_)));
   std::uniform_int_distribution<int64_t> start(0, stream_.size() - seq_len_ - 1);
   auto window = torch::empty({batch_size_, seq_len_ + 1}, torch::kLong);  // (B, T+1)
   auto* data = window.data_ptr<int64_t>();
-  for (int64_t b = 0; b < batch_size_; ++b) stream_.read(start(rng), seq_len_ + 1, data + b * (seq_len_ + 1));
+  for (int64_t b = 0; b < batch_size_; ++b) {
+    std::mt19937_64 rng(row_seed(seed_, step, global_row(shard_, micro_step, batch_size_, b)));
+    stream_.read(start(rng), seq_len_ + 1, data + b * (seq_len_ + 1));
+  }
   return {window.slice(1, 0, seq_len_).contiguous(), window.slice(1, 1, seq_len_ + 1).contiguous()};
 }
 

@@ -1,10 +1,11 @@
 // Causal-LM batches: random windows of T+1 tokens from a token stream, x = w[:-1], y = w[1:].
-// Sampling is a pure function of (seed, step, micro-step, rank), so resuming needs only the step.
+// Sampling is a pure function of (seed, step, micro-step, shard), so resuming needs only the step.
 #pragma once
 #include <cstdint>
 
 #include <torch/torch.h>
 
+#include "data/data_shard.h"
 #include "data/shards.h"
 
 namespace lmzoo {
@@ -16,17 +17,15 @@ struct TokenBatch {
 
 class CausalBatcher {
  public:
-  CausalBatcher(const TokenStream& stream, int64_t batch_size, int64_t seq_len, uint64_t seed, int64_t rank = 0);
+  CausalBatcher(const TokenStream& stream, int64_t batch_size, int64_t seq_len, uint64_t seed,
+                DataShard shard = {});
   TokenBatch batch(int64_t step, int64_t micro_step) const;
 
  private:
   const TokenStream& stream_;
   int64_t batch_size_, seq_len_;
   uint64_t seed_;
-  int64_t rank_;
+  DataShard shard_;
 };
-
-// splitmix64 mix of several integers: the per-batch seed.
-uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0);
 
 }  // namespace lmzoo

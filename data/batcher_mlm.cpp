@@ -102,12 +102,12 @@ MlmBatch collate_mlm(const std::vector<MlmExample>& examples) {
 }
 
 MlmBatcher::MlmBatcher(const TokenStream& stream, int64_t vocab_size, MlmOptions options, uint64_t seed,
-                       int64_t rank, std::function<bool(int)> is_word_start)
+                       DataShard shard, std::function<bool(int)> is_word_start)
     : stream_(stream),
       vocab_size_(vocab_size),
       options_(options),
       seed_(seed),
-      rank_(rank),
+      shard_(shard),
       is_word_start_(std::move(is_word_start)) {
   check_masking(options.masking, vocab_size, bool(is_word_start_));
   const int64_t frame = options.two_segments ? 3 : 2, shortest = frame + (options.two_segments ? 2 : 1);
@@ -128,12 +128,12 @@ MlmBatcher::MlmBatcher(const TokenStream& stream, int64_t vocab_size, MlmOptions
 }
 
 MlmBatch MlmBatcher::batch(int64_t step, int64_t micro_step) const {
-  const uint64_t base = mix_seed(seed_, uint64_t(step), uint64_t(micro_step), uint64_t(rank_));
-  std::mt19937_64 layout_rng(base), mask_rng(mix_seed(base, 1));
   const int64_t frame = options_.two_segments ? 3 : 2;
   std::vector<MlmExample> examples;
   std::vector<int64_t> window;
   for (int64_t b = 0; b < options_.batch_size; ++b) {
+    const uint64_t seed = row_seed(seed_, step, global_row(shard_, micro_step, options_.batch_size, b));
+    std::mt19937_64 layout_rng(seed), mask_rng(mix_seed(seed, 1));
     int64_t length = options_.seq_len;
     if (options_.min_seq_len > 0) {
       length = options_.min_seq_len + uniform_below(layout_rng, options_.seq_len - options_.min_seq_len + 1);

@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "data/data_shard.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
 
@@ -61,9 +62,9 @@ MlmBatch collate_mlm(const std::vector<MlmExample>& examples);
 class MlmBatcher {
  public:
   // Throws std::invalid_argument on bad options, std::runtime_error when the stream is too short.
-  MlmBatcher(const TokenStream& stream, int64_t vocab_size, MlmOptions options, uint64_t seed, int64_t rank = 0,
+  MlmBatcher(const TokenStream& stream, int64_t vocab_size, MlmOptions options, uint64_t seed, DataShard shard = {},
              std::function<bool(int)> is_word_start = {});
-  // A pure function of (seed, step, micro_step, rank). Windows, lengths and cuts come from one random
+  // A pure function of (seed, step, micro_step, shard). Windows, lengths and cuts come from one random
   // stream and masking from another, so changing the masking rates keeps the same windows.
   MlmBatch batch(int64_t step, int64_t micro_step) const;
 
@@ -72,7 +73,7 @@ class MlmBatcher {
   int64_t vocab_size_;
   MlmOptions options_;
   uint64_t seed_;
-  int64_t rank_;
+  DataShard shard_;
   std::function<bool(int)> is_word_start_;
 };
 

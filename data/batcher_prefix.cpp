@@ -28,8 +28,8 @@ Seq2SeqExample split_prefix(const std::vector<int64_t>& window, int64_t k) {
   return e;
 }
 
-PrefixBatcher::PrefixBatcher(const TokenStream& stream, PrefixOptions options, uint64_t seed, int64_t rank)
-    : stream_(stream), options_(options), seed_(seed), rank_(rank) {
+PrefixBatcher::PrefixBatcher(const TokenStream& stream, PrefixOptions options, uint64_t seed, DataShard shard)
+    : stream_(stream), options_(options), seed_(seed), shard_(shard) {
   if (options.batch_size <= 0) throw std::invalid_argument("prefix batcher: batch_size must be positive");
   if (options.seq_len < 3) {
     throw std::invalid_argument("prefix batcher: seq_len " + std::to_string(options.seq_len) +
@@ -43,13 +43,13 @@ PrefixBatcher::PrefixBatcher(const TokenStream& stream, PrefixOptions options, u
 }
 
 PrefixLmBatch PrefixBatcher::decoder_only_batch(int64_t step, int64_t micro_step) const {
-  std::mt19937_64 rng(mix_seed(seed_, uint64_t(step), uint64_t(micro_step), uint64_t(rank_)));
   const int64_t B = options_.batch_size, T = options_.seq_len;
   auto window = torch::empty({B, T + 1}, torch::kLong);  // (B, T+1)
   auto prefix_len = torch::empty({B}, torch::kLong);     // (B,)
   auto* data = window.data_ptr<int64_t>();
   auto* prefix = prefix_len.data_ptr<int64_t>();
   for (int64_t b = 0; b < B; ++b) {
+    std::mt19937_64 rng(row_seed(seed_, step, global_row(shard_, micro_step, B, b)));
     stream_.read(uniform_below(rng, stream_.size() - T), T + 1, data + b * (T + 1));
     prefix[b] = 1 + uniform_below(rng, T);
   }
@@ -63,11 +63,11 @@ PrefixLmBatch PrefixBatcher::decoder_only_batch(int64_t step, int64_t micro_step
 }
 
 Seq2SeqBatch PrefixBatcher::seq2seq_batch(int64_t step, int64_t micro_step) const {
-  std::mt19937_64 rng(mix_seed(seed_, uint64_t(step), uint64_t(micro_step), uint64_t(rank_)));
   const int64_t W = options_.seq_len - 1;
   std::vector<Seq2SeqExample> examples;
   std::vector<int64_t> window(W);
   for (int64_t b = 0; b < options_.batch_size; ++b) {
+    std::mt19937_64 rng(row_seed(seed_, step, global_row(shard_, micro_step, options_.batch_size, b)));
     stream_.read(uniform_below(rng, stream_.size() - W + 1), W, window.data());
     examples.push_back(split_prefix(window, 1 + uniform_below(rng, W - 1)));
   }

@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "data/batcher_span.h"
+#include "data/data_shard.h"
 #include "data/shards.h"
 
 namespace lmzoo {
@@ -34,20 +35,20 @@ class PrefixBatcher {
  public:
   // Throws std::invalid_argument on bad options (seq_len below 3), std::runtime_error when the stream
   // is shorter than one window.
-  PrefixBatcher(const TokenStream& stream, PrefixOptions options, uint64_t seed, int64_t rank = 0);
+  PrefixBatcher(const TokenStream& stream, PrefixOptions options, uint64_t seed, DataShard shard = {});
   // GPT prefix-LM: windows of T + 1 tokens, prefix length uniform in [1, T] (T5's random_prefix_noise_mask
   // at density 0.5), so at least one token is predicted. Feed prefix_len to GPT's forward.
   PrefixLmBatch decoder_only_batch(int64_t step, int64_t micro_step) const;
   // T5 prefix-LM: windows of seq_len - 1 tokens split at k uniform in [1, seq_len - 2] (split_prefix),
   // padded to the longest row.
   Seq2SeqBatch seq2seq_batch(int64_t step, int64_t micro_step) const;
-  // Both are pure functions of (seed, step, micro_step, rank).
+  // Both are pure functions of (seed, step, micro_step, shard).
 
  private:
   const TokenStream& stream_;
   PrefixOptions options_;
   uint64_t seed_;
-  int64_t rank_;
+  DataShard shard_;
 };
 
 }  // namespace lmzoo

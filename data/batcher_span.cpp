@@ -144,12 +144,12 @@ Seq2SeqExample span_corrupt(const std::vector<int64_t>& tokens, const std::vecto
   return e;
 }
 
-SpanBatcher::SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, int64_t rank)
+SpanBatcher::SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, DataShard shard)
     : stream_(stream),
       options_(options),
       lengths_(span_lengths(options.input_length, options.noise_density, options.mean_noise_span_length)),
       seed_(seed),
-      rank_(rank) {
+      shard_(shard) {
   if (options.batch_size <= 0) throw std::invalid_argument("span batcher: batch_size must be positive");
   if (lengths_.counts.noise_spans > special::kNumSentinels) {
     throw std::invalid_argument("span batcher: input_length " + std::to_string(options.input_length) + " gives " +
@@ -165,12 +165,12 @@ SpanBatcher::SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_
 }
 
 Seq2SeqBatch SpanBatcher::batch(int64_t step, int64_t micro_step) const {
-  const uint64_t base = mix_seed(seed_, uint64_t(step), uint64_t(micro_step), uint64_t(rank_));
-  std::mt19937_64 window_rng(base), noise_rng(mix_seed(base, 1));
   const int64_t L = lengths_.raw_length;
   std::vector<Seq2SeqExample> examples;
   std::vector<int64_t> window(L);
   for (int64_t b = 0; b < options_.batch_size; ++b) {
+    const uint64_t seed = row_seed(seed_, step, global_row(shard_, micro_step, options_.batch_size, b));
+    std::mt19937_64 window_rng(seed), noise_rng(mix_seed(seed, 1));
     stream_.read(uniform_below(window_rng, stream_.size() - L + 1), L, window.data());
     const auto mask = random_spans_noise_mask(L, options_.noise_density, options_.mean_noise_span_length, noise_rng);
     examples.push_back(span_corrupt(window, mask));

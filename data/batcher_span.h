@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "data/data_shard.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
 
@@ -73,8 +74,8 @@ class SpanBatcher {
  public:
   // Throws std::invalid_argument on bad options (or more spans than sentinels), std::runtime_error when
   // the stream is shorter than one raw window.
-  SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, int64_t rank = 0);
-  // A pure function of (seed, step, micro_step, rank). Every row has exactly lengths().input_length
+  SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, DataShard shard = {});
+  // A pure function of (seed, step, micro_step, shard). Every row has exactly lengths().input_length
   // inputs (options.input_length, see span_lengths) and lengths().target_length targets: no pads.
   Seq2SeqBatch batch(int64_t step, int64_t micro_step) const;
   const SpanLengths& lengths() const { return lengths_; }
@@ -84,7 +85,7 @@ class SpanBatcher {
   SpanOptions options_;
   SpanLengths lengths_;
   uint64_t seed_;
-  int64_t rank_;
+  DataShard shard_;
 };
 
 }  // namespace lmzoo

@@ -247,9 +247,9 @@ TEST_CASE("mlm: whole-word masking selects words whole at the selection rate", "
   o.seq_len = 64;
   o.masking.whole_word = true;
   CHECK_THROWS_AS(MlmBatcher(stream, kVocab, o, 1), std::invalid_argument);  // no predicate
-  MlmBatcher batcher(stream, kVocab, o, 1, 0, word_start);
+  MlmBatcher batcher(stream, kVocab, o, 1, DataShard{}, word_start);
   o.masking.select_prob = 0.0;
-  MlmBatcher unmasked(stream, kVocab, o, 1, 0, word_start);
+  MlmBatcher unmasked(stream, kVocab, o, 1, DataShard{}, word_start);
   int64_t positions = 0, selected = 0;
   for (int64_t step = 0; step < 40; ++step) {
     auto labels = batcher.batch(step, 0).labels;

@@ -189,12 +189,12 @@ TEST_CASE("span: batches fill the input length, interleave back to the stream, s
     }
   }
   CHECK(std::abs(double(noise) / total - 0.15) < 0.01);
-  // Pure function of (seed, step, micro, rank).
+  // Pure function of (seed, step, micro, shard).
   CHECK(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, o, 5).batch(3, 1).input_ids));
   CHECK(torch::equal(batcher.batch(3, 1).labels, batcher.batch(3, 1).labels));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(3, 2).input_ids));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(4, 1).input_ids));
-  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, o, 5, 1).batch(3, 1).input_ids));
+  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, o, 5, DataShard{1, 2}).batch(3, 1).input_ids));
   // Configurable density and span length.
   o.noise_density = 0.3;
   o.mean_noise_span_length = 5.0;

@@ -1,5 +1,5 @@
 // lmzoo train: assemble model + training config from preset / JSON / flags, then run the trainer;
-// or --resume a run from its last checkpoint.
+// or --resume a run from its last checkpoint. Under torchrun, every rank runs this with the same flags.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -14,7 +14,10 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/communicator.h"
+#include "train/data_parallel.h"
 #include "train/device.h"
+#include "train/distributed_env.h"
 #include "train/run_lock.h"
 #include "train/trainer.h"
 
@@ -99,6 +102,9 @@ void add_options(cxxopts::Options& options) {
       ("tf32", "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)",
        cxxopts::value<bool>()->implicit_value("true"))
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
+  options.add_options("Distributed (under torchrun)")
+      ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
+                       "with an error", cxxopts::value<double>()->default_value("600"));
 }
 
 void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model);
@@ -377,6 +383,77 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
   }
 }
 
+// A new run: its data, objective, model and tokenizer from the flags.
+void setup_new_run(const cxxopts::ParseResult& r, TrainRequest& request) {
+  require_option(r, "data");
+  require_option(r, "out");
+  // Stored absolute, so that --resume works from any working directory.
+  request.train.data_dir = absolute_path(r["data"].as<std::string>());
+  request.train.out_dir = r["out"].as<std::string>();
+  apply_training_flags(r, request.train, /*only_given=*/false);
+  const std::string arch = requested_arch(r);
+  request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
+                            : has_init_checkpoint(r)            ? "classify"
+                            : arch == "bert"                    ? "mlm"
+                            : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
+                                           : "causal";
+  reject_flags_of_other_objectives(r, request.train.objective);
+  if (request.train.objective == "classify") {
+    setup_classifier(r, request);
+  } else {
+    if (has_init_checkpoint(r)) throw UsageError("--init RUN_DIR is for --objective classify");
+    if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
+    const auto manifest = read_manifest(request.train.data_dir);
+    request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
+    const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
+    if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
+      throw std::runtime_error(request.train.data_dir +
+                               "/tokenizer.model does not match the manifest's tokenizer hash");
+    }
+    request.model = model_config_from_flags(r, tokenizer.vocab_size());
+  }
+}
+
+// The device a run asks for: --device, else the stored run's on --resume, else TrainConfig's default.
+std::string requested_device(const cxxopts::ParseResult& r) {
+  if (r.count("device") || !r.count("resume")) return r["device"].as<std::string>();
+  const std::string stored = find_complete_checkpoint(r["resume"].as<std::string>(), "last");
+  if (stored.empty()) return TrainConfig().device;
+  try {
+    return open_checkpoint(stored).train.device;
+  } catch (const std::exception&) {
+    return TrainConfig().device;  // setup_resume reports the broken checkpoint
+  }
+}
+
+// Under torchrun: this process's rank joins the others (gloo on the CPU, nccl on cuda:LOCAL_RANK).
+std::unique_ptr<Communicator> join_ranks_if_launched(const cxxopts::ParseResult& r) {
+  const auto env = distributed_env_from_environment();
+  if (!env) return nullptr;
+  const double timeout_s = r["dist-timeout"].as<double>();
+  if (!(timeout_s > 0)) throw UsageError("--dist-timeout must be a positive number of seconds");
+  const std::string device_setting = requested_device(r);
+  torch::Device device = resolve_device(device_setting);
+  if (device.is_cuda()) {
+    if (device_setting.find(':') != std::string::npos) {
+      throw UsageError("--device " + device_setting + ": under torchrun each rank trains on cuda:LOCAL_RANK; pass "
+                       "--device cuda (or auto)");
+    }
+    device = torch::Device(torch::kCUDA, int8_t(env->local_rank));
+  } else {
+    device = torch::kCPU;
+  }
+  return connect_ranks(*env, device, std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+}
+
+// Every setting a rank trains with, as one string the ranks compare.
+std::string run_settings(const TrainRequest& request) {
+  return nlohmann::json({{"model", request.model}, {"train", request.train},
+                         {"tokenizer_bytes", request.tokenizer_model.size()},
+                         {"tokenizer_digest", std::hash<std::string>()(request.tokenizer_model)}})
+      .dump();
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -386,61 +463,48 @@ int run_train(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
 
+  // Under torchrun the ranks join first; each setup step then succeeds on every rank or stops every rank.
+  const std::unique_ptr<Communicator> ranks = join_ranks_if_launched(r);
+  const bool lead = !ranks || ranks->rank() == 0;  // rank 0 owns the run directory
+
   TrainRequest request;
   std::unique_ptr<RunLock> run_lock;  // one live run per run directory, held until this process ends
   if (r.count("resume")) {
     const std::string run_dir = r["resume"].as<std::string>();
-    if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
-    run_lock = std::make_unique<RunLock>(run_dir);
-    recover_run_dir(run_dir);  // a swap a crash cut short: its complete checkpoint back in place as last/
-    setup_resume(r, request);
+    on_ranks_agreeing(ranks.get(), lead, [&] {
+      if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
+      run_lock = std::make_unique<RunLock>(run_dir);
+      recover_run_dir(run_dir);  // a swap a crash cut short: its complete checkpoint back in place as last/
+    }, "open the run " + run_dir);
+    on_ranks_agreeing(ranks.get(), true, [&] { setup_resume(r, request); }, "set up the run");
   } else {
-    require_option(r, "data");
-    require_option(r, "out");
-    // Stored absolute, so that --resume works from any working directory.
-    request.train.data_dir = absolute_path(r["data"].as<std::string>());
-    request.train.out_dir = r["out"].as<std::string>();
-    apply_training_flags(r, request.train, /*only_given=*/false);
-    const std::string arch = requested_arch(r);
-    request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
-                              : has_init_checkpoint(r)            ? "classify"
-                              : arch == "bert"                    ? "mlm"
-                              : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
-                                             : "causal";
-    reject_flags_of_other_objectives(r, request.train.objective);
-    if (request.train.objective == "classify") {
-      setup_classifier(r, request);
-    } else {
-      if (has_init_checkpoint(r)) throw UsageError("--init RUN_DIR is for --objective classify");
-      if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
-      const auto manifest = read_manifest(request.train.data_dir);
-      request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
-      const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
-      if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
-        throw std::runtime_error(request.train.data_dir +
-                                 "/tokenizer.model does not match the manifest's tokenizer hash");
-      }
-      request.model = model_config_from_flags(r, tokenizer.vocab_size());
+    on_ranks_agreeing(ranks.get(), true, [&] { setup_new_run(r, request); }, "set up the run");
+  }
+  on_ranks_agreeing(ranks.get(), true, [&] {
+    request.train.validate();
+    // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
+    if (!resolve_device(request.train.device).is_cuda() && request.train.precision == "fp16") {
+      throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
     }
-  }
-  request.train.validate();
-  // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
-  if (!resolve_device(request.train.device).is_cuda() && request.train.precision == "fp16") {
-    throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
-  }
+  }, "set up the run");
+  if (ranks) require_same_settings(*ranks, run_settings(request));
   const std::string run_dir = request.train.out_dir;
   const bool new_run_dir = !std::filesystem::exists(run_dir);
-  if (!run_lock) {
-    refuse_existing_run(run_dir);  // before the lock creates the directory
-    run_lock = std::make_unique<RunLock>(run_dir);
-    refuse_existing_run(run_dir);  // a run that finished meanwhile
-    recover_run_dir(run_dir);      // leftovers of a run killed before its first checkpoint
+  if (!r.count("resume")) {  // (a resumed run's directory was taken above)
+    on_ranks_agreeing(ranks.get(), lead, [&] {
+      refuse_existing_run(run_dir);  // before the lock creates the directory
+      run_lock = std::make_unique<RunLock>(run_dir);
+      refuse_existing_run(run_dir);  // a run that finished meanwhile
+      recover_run_dir(run_dir);      // leftovers of a run killed before its first checkpoint
+    }, "take the run directory " + run_dir);
   }
   request.run_dir_locked = true;
+  request.ranks = ranks.get();
   TrainResult result;
   try {
     result = train_model(request);
   } catch (...) {
+    if (!lead) throw;
     // A new run refused before it logged or saved anything leaves no directory behind.
     std::error_code ec;
     const auto metrics_size = std::filesystem::file_size(run_dir + "/metrics.jsonl", ec);
@@ -448,6 +512,7 @@ int run_train(int argc, char** argv) {
     if (new_run_dir && nothing_written) std::filesystem::remove_all(run_dir, ec);
     throw;
   }
+  if (!lead) return result.interrupted ? 130 : 0;  // rank 0 reports the run
   std::cout << nlohmann::json({{"step", result.state.step},
                                {"train_loss", result.last_train_loss},
                                {"val_loss", std::isnan(result.last_val_loss) ? nlohmann::json(nullptr)

@@ -39,10 +39,10 @@ constexpr uint64_t kValSeedSalt = 0xE7A1;  // validation batches use their own s
 // Causal LM: random windows of the train split; a fixed seeded sample of the val split.
 class CausalTask : public TrainingTask {
  public:
-  CausalTask(const ModelConfig& model, const TrainConfig& config)
+  CausalTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
       : train_(TokenStream::open(config.data_dir, "train")),
         val_(TokenStream::open(config.data_dir, "val")),
-        train_batcher_(train_, config.batch_size, model.max_seq_len, config.seed),
+        train_batcher_(train_, config.batch_size, model.max_seq_len, config.seed, shard),
         val_batcher_(val_, config.batch_size, model.max_seq_len, mix_seed(config.seed, kValSeedSalt)),
         val_batches_(val_.size() > model.max_seq_len ? config.eval_iters : 0),
         tokens_(config.batch_size * model.max_seq_len) {}
@@ -66,7 +66,7 @@ class CausalTask : public TrainingTask {
 // Masked LM: framed windows of the train split with BERT's corruption; a fixed seeded val sample.
 class MlmTask : public TrainingTask {
  public:
-  MlmTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model)
+  MlmTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model, DataShard shard)
       : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
     MlmOptions options;
     options.batch_size = config.batch_size;
@@ -78,11 +78,11 @@ class MlmTask : public TrainingTask {
       auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_serialized(tokenizer_model));
       is_word_start = [tokenizer](int id) { return tokenizer->is_word_start(id); };
     }
-    train_batcher_ = std::make_unique<MlmBatcher>(train_, model.vocab_size, options, config.seed, 0, is_word_start);
+    train_batcher_ = std::make_unique<MlmBatcher>(train_, model.vocab_size, options, config.seed, shard, is_word_start);
     const int64_t frame = config.segment_pairs ? 3 : 2;
     if (val_.size() >= model.max_seq_len - frame) {
       val_batcher_ = std::make_unique<MlmBatcher>(val_, model.vocab_size, options,
-                                                  mix_seed(config.seed, kValSeedSalt), 0, is_word_start);
+                                                  mix_seed(config.seed, kValSeedSalt), DataShard{}, is_word_start);
       val_batches_ = config.eval_iters;
     }
     tokens_ = config.batch_size * model.max_seq_len;
@@ -105,8 +105,9 @@ class MlmTask : public TrainingTask {
 // each epoch; the validation file in order.
 class ClassifyTask : public TrainingTask {
  public:
-  ClassifyTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model)
-      : batch_size_(config.batch_size), grad_accum_(config.grad_accum), seed_(config.seed) {
+  ClassifyTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model, DataShard shard)
+      : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
+        shard_(shard), seed_(config.seed) {
     const Tokenizer tokenizer = Tokenizer::from_serialized(tokenizer_model);
     train_ = frame_file(tokenizer, model, config.data_dir);
     if (!config.val_data.empty()) val_ = frame_file(tokenizer, model, config.val_data);
@@ -116,7 +117,7 @@ class ClassifyTask : public TrainingTask {
     const int64_t n = int64_t(train_.size());
     std::vector<const Framed*> rows;
     for (int64_t j = 0; j < batch_size_; ++j) {
-      const int64_t i = (step * grad_accum_ + micro) * batch_size_ + j;  // position in the endless stream
+      const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
       rows.push_back(&train_[epoch_order(i / n)[i % n]]);
     }
     return collate(rows);
@@ -166,7 +167,8 @@ class ClassifyTask : public TrainingTask {
     return {b.input_ids, torch::tensor(labels, torch::kLong), b.attention_mask, b.token_type_ids};
   }
   std::vector<Framed> train_, val_;
-  int64_t batch_size_, grad_accum_, tokens_ = 0;
+  int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
+  DataShard shard_;
   uint64_t seed_;
   mutable int64_t cached_epoch_ = -1;
   mutable std::vector<int64_t> order_;
@@ -185,14 +187,14 @@ TrainBatch from_seq2seq(const Seq2SeqBatch& b) {
 // model's max_seq_len exactly. A fixed seeded sample of the val split.
 class SpanTask : public TrainingTask {
  public:
-  SpanTask(const ModelConfig& model, const TrainConfig& config)
+  SpanTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
       : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
     SpanOptions options;
     options.batch_size = config.batch_size;
     options.input_length = model.max_seq_len;
     options.noise_density = config.noise_density;
     options.mean_noise_span_length = config.mean_span_length;
-    train_batcher_ = std::make_unique<SpanBatcher>(train_, options, config.seed);
+    train_batcher_ = std::make_unique<SpanBatcher>(train_, options, config.seed, shard);
     const SpanLengths& lengths = train_batcher_->lengths();
     if (val_.size() >= lengths.raw_length) {
       val_batcher_ = std::make_unique<SpanBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
@@ -218,14 +220,14 @@ class SpanTask : public TrainingTask {
 // the continuation (+ </s>) to the decoder, windows of max_seq_len - 1 tokens.
 class PrefixTask : public TrainingTask {
  public:
-  PrefixTask(const ModelConfig& model, const TrainConfig& config)
+  PrefixTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
       : decoder_only_(model.arch == "gpt"),
         train_(TokenStream::open(config.data_dir, "train")),
         val_(TokenStream::open(config.data_dir, "val")) {
     PrefixOptions options;
     options.batch_size = config.batch_size;
     options.seq_len = model.max_seq_len;
-    train_batcher_ = std::make_unique<PrefixBatcher>(train_, options, config.seed);
+    train_batcher_ = std::make_unique<PrefixBatcher>(train_, options, config.seed, shard);
     if (val_.size() >= model.max_seq_len + 1) {
       val_batcher_ = std::make_unique<PrefixBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
       val_batches_ = config.eval_iters;
@@ -257,8 +259,9 @@ class PrefixTask : public TrainingTask {
 // epoch, cut to the model's max_seq_len on both sides (</s> kept last); the val pairs in order.
 class Seq2SeqTask : public TrainingTask {
  public:
-  Seq2SeqTask(const ModelConfig& model, const TrainConfig& config)
-      : batch_size_(config.batch_size), grad_accum_(config.grad_accum), seed_(config.seed) {
+  Seq2SeqTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
+      : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
+        shard_(shard), seed_(config.seed) {
     train_ = fit(load_pairs(config.data_dir, "train"), model.max_seq_len);
     val_ = fit(load_pairs(config.data_dir, "val"), model.max_seq_len);
     if (train_.empty()) throw std::runtime_error(config.data_dir + " has no training pairs");
@@ -270,7 +273,7 @@ class Seq2SeqTask : public TrainingTask {
     const int64_t n = int64_t(train_.size());
     std::vector<Seq2SeqExample> rows;
     for (int64_t j = 0; j < batch_size_; ++j) {
-      const int64_t i = (step * grad_accum_ + micro) * batch_size_ + j;  // position in the endless stream
+      const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
       rows.push_back(train_[size_t(epoch_order(i / n)[size_t(i % n)])]);
     }
     return from_seq2seq(collate_seq2seq(rows));
@@ -306,7 +309,8 @@ class Seq2SeqTask : public TrainingTask {
     return order_;
   }
   std::vector<Seq2SeqExample> train_, val_;
-  int64_t batch_size_, grad_accum_, tokens_ = 0;
+  int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
+  DataShard shard_;
   uint64_t seed_;
   mutable int64_t cached_epoch_ = -1;
   mutable std::vector<int64_t> order_;
@@ -315,7 +319,7 @@ class Seq2SeqTask : public TrainingTask {
 }  // namespace
 
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
-                                        const std::string& tokenizer_model) {
+                                        const std::string& tokenizer_model, DataShard shard) {
   const std::string& objective = config.objective;
   auto require_arch = [&](bool ok, const std::string& what) {
     if (!ok) {
@@ -331,23 +335,23 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
   }
   if (objective == "causal") {
     require_arch(model.arch == "gpt", "gpt");
-    return std::make_unique<CausalTask>(model, config);
+    return std::make_unique<CausalTask>(model, config, shard);
   }
   if (objective == "mlm") {
     require_arch(model.arch == "bert" && model.labels.empty(), "bert");
-    return std::make_unique<MlmTask>(model, config, tokenizer_model);
+    return std::make_unique<MlmTask>(model, config, tokenizer_model, shard);
   }
   if (objective == "classify") {
     require_arch(model.arch == "bert" && !model.labels.empty(), "a bert classifier (with labels)");
-    return std::make_unique<ClassifyTask>(model, config, tokenizer_model);
+    return std::make_unique<ClassifyTask>(model, config, tokenizer_model, shard);
   }
   if (objective == "span") {
     require_arch(model.arch == "t5", "t5");
-    return std::make_unique<SpanTask>(model, config);
+    return std::make_unique<SpanTask>(model, config, shard);
   }
   if (objective == "prefix") {
     require_arch(model.arch == "gpt" || model.arch == "t5", "gpt or t5");
-    return std::make_unique<PrefixTask>(model, config);
+    return std::make_unique<PrefixTask>(model, config, shard);
   }
   if (objective == "seq2seq") {
     require_arch(model.arch == "t5", "t5");
@@ -355,10 +359,12 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
       throw std::invalid_argument(config.data_dir + " holds no prepared pairs; --objective seq2seq trains on "
                                   "lmzoo prepare --pairs FILE output");
     }
-    return std::make_unique<Seq2SeqTask>(model, config);
+    return std::make_unique<Seq2SeqTask>(model, config, shard);
   }
   throw std::invalid_argument("unknown objective '" + objective + "'");
 }
+
+int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum().item<int64_t>(); }
 
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
   if (model.gpt) return next_token_loss(model.gpt->forward(batch.input_ids, nullptr, batch.prefix_len), batch.labels);
@@ -372,23 +378,28 @@ torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
                              batch.labels);
 }
 
-double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
-                       const std::string& precision) {
+ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, const torch::Device& device,
+                                  const std::string& precision, DataShard shard) {
   torch::NoGradGuard no_grad;
   auto module = model.module();
   const bool was_training = module->is_training();
   module->eval();
-  double total = 0.0;
-  int64_t rows = 0;
-  for (int64_t i = 0; i < task.val_batches(); ++i) {
+  ValidationSum sum;
+  for (int64_t i = shard.rank; i < task.val_batches(); i += shard.world_size) {
     const TrainBatch batch = task.val_batch(i).to(device);
     AutocastScope autocast(precision, device);
     const int64_t n = batch.input_ids.size(0);
-    total += task_loss(model, batch).item<double>() * double(n);
-    rows += n;
+    sum.weighted_loss += task_loss(model, batch).item<double>() * double(n);
+    sum.rows += n;
   }
   module->train(was_training);
-  return rows ? total / double(rows) : std::nan("");
+  return sum;
+}
+
+double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
+                       const std::string& precision) {
+  const ValidationSum sum = validation_loss_sum(model, task, device, precision, DataShard{});
+  return sum.rows ? sum.weighted_loss / double(sum.rows) : std::nan("");
 }
 
 }  // namespace lmzoo

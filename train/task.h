@@ -1,6 +1,6 @@
 // Training tasks: what the trainer needs from an (architecture, objective) pair — seeded train and
 // validation batches in one shape (TrainBatch) — and the loss of a batch under any model.
-// Leaves out: the loop itself (trainer.h) and distributed sharding.
+// Leaves out: the loop itself (trainer.h).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "data/data_shard.h"
 #include "models/registry.h"
 #include "train/train_config.h"
 
@@ -38,10 +39,14 @@ class TrainingTask {
 };
 
 // The task for config.objective over config.data_dir (and config.val_data); tokenizer_model is the
-// serialized SentencePiece model (whole-word masking and labelled text need it). Throws
+// serialized SentencePiece model (whole-word masking and labelled text need it). The train batches are
+// `shard`'s rows of each step (data_shard.h); the validation sample is the whole one on every rank. Throws
 // std::invalid_argument when the objective does not fit the model's arch.
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
-                                        const std::string& tokenizer_model);
+                                        const std::string& tokenizer_model, DataShard shard = {});
+
+// The targets a batch scores (labels >= 0): what its mean loss is a mean over.
+int64_t scored_targets(const TrainBatch& batch);
 
 // Mean loss of a batch: next-token cross-entropy over the scored positions (gpt; with prefix_len the
 // prefix-LM mask), masked-token cross-entropy over the selected positions (bert), class cross-entropy
@@ -51,5 +56,14 @@ torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
 // Mean task_loss over the validation sample, weighted by rows, in eval mode and without gradients.
 double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
                        const std::string& precision);
+
+// The part of the validation sample one rank scores (batch i on rank i % world_size): the row-weighted loss sum
+// and the rows, which add up over ranks to validation_loss's mean.
+struct ValidationSum {
+  double weighted_loss = 0.0;
+  int64_t rows = 0;
+};
+ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, const torch::Device& device,
+                                  const std::string& precision, DataShard shard);
 
 }  // namespace lmzoo

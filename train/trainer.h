@@ -1,5 +1,6 @@
 // The training loop: batches -> loss -> AdamW step, with periodic validation, checkpoints,
-// progress and metrics.jsonl. One function, read top-down (nanoGPT's train.py).
+// progress and metrics.jsonl, in one process or as one of several data-parallel ranks. One function, read
+// top-down (nanoGPT's train.py).
 #pragma once
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "train/train_config.h"
 
 namespace lmzoo {
+
+class Communicator;
 
 struct TrainRequest {
   ModelConfig model;
@@ -20,6 +23,9 @@ struct TrainRequest {
   bool show_progress = true;
   int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
   bool synchronize_steps = false;   // wait for the GPU at the end of every step (per-step timings for bench)
+  // Data-parallel ranks (null: one process). Every rank runs train_model with the same request; each trains on its
+  // own rows of every step, gradients are summed over ranks, and only rank 0 writes and shows progress.
+  Communicator* ranks = nullptr;
 };
 
 struct TrainResult {

@@ -1,0 +1,190 @@
+// c10d process groups behind the Communicator interface: a TCPStore (prefixed per run attempt), then
+// ProcessGroupGloo or ProcessGroupNCCL; their errors become one line that names the rank.
+#include "lmzoo_build_config.h"
+#if LMZOO_WITH_GLOO
+#define USE_C10D_GLOO 1
+#endif
+#if LMZOO_WITH_NCCL
+#define USE_C10D_NCCL 1
+#endif
+
+#include "train/communicator.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#if LMZOO_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#if LMZOO_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace lmzoo {
+
+namespace {
+
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+std::string what_of(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return first_line(c10_error->what_without_backtrace());
+  return first_line(e.what());
+}
+
+c10d::ReduceOp to_c10d(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kSum: return c10d::ReduceOp::SUM;
+    case ReduceKind::kMin: return c10d::ReduceOp::MIN;
+    case ReduceKind::kMax: return c10d::ReduceOp::MAX;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+// One c10d backend (ProcessGroupGloo or ProcessGroupNCCL: the same collective API on LibTorch 1.13 and 2.x).
+template <typename Group>
+class C10dCommunicator : public Communicator {
+ public:
+  C10dCommunicator(int rank, int world_size, std::string name, torch::Device device,
+                   c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<Group> group)
+      : Communicator(rank, world_size),
+        name_(std::move(name)),
+        device_(device),
+        store_(std::move(store)),
+        group_(std::move(group)) {}
+  std::string backend_name() const override { return name_; }
+  torch::Device device() const override { return device_; }
+
+  std::function<void()> start_allreduce(torch::Tensor tensor, ReduceKind kind) override {
+    try {
+      std::vector<at::Tensor> tensors{tensor};
+      c10d::AllreduceOptions options;
+      options.reduceOp = to_c10d(kind);
+      auto work = group_->allreduce(tensors, options);
+      return [this, work, tensor]() {
+        try {
+          work->wait();
+        } catch (const std::exception& e) {
+          fail(e);
+        }
+      };
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  }
+
+  void broadcast(torch::Tensor tensor, int root) override {
+    try {
+      std::vector<at::Tensor> tensors{tensor};
+      c10d::BroadcastOptions options;
+      options.rootRank = root;
+      group_->broadcast(tensors, options)->wait();
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  }
+
+ private:
+  std::string name_;
+  torch::Device device_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<Group> group_;
+};
+
+c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = uint16_t(env.master_port);
+  options.isServer = env.rank == 0 && !env.agent_store;  // torchrun's agent already serves the port
+  options.numWorkers = size_t(env.world_size);
+  options.waitWorkers = true;  // each rank checks in; the server waits (up to the timeout) for all of them
+  options.timeout = timeout;
+  auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  return c10::make_intrusive<c10d::PrefixStore>("lmzoo/" + std::to_string(env.restart_count), store);
+}
+
+#if LMZOO_WITH_GLOO
+// GLOO_SOCKET_IFNAME (comma-separated interfaces) as in PyTorch; else the host name's address.
+std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices() {
+  std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
+  if (const char* names = std::getenv("GLOO_SOCKET_IFNAME"); names && *names) {
+    std::stringstream list(names);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (!name.empty()) devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+    }
+  }
+  if (devices.empty()) devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  return devices;
+}
+#endif
+
+}  // namespace
+
+void Communicator::fail(const std::exception& e) const {
+  throw std::runtime_error("rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) +
+                           ": lost contact with another rank, which stopped, hung or never joined (" + what_of(e) +
+                           ")");
+}
+
+double Communicator::sum(double value) {
+  auto t = torch::full({1}, value, torch::TensorOptions().dtype(torch::kDouble).device(device()));
+  allreduce(t, ReduceKind::kSum);
+  return t.item<double>();
+}
+
+bool Communicator::any(bool value) {
+  auto t = torch::full({1}, int64_t(value), torch::TensorOptions().dtype(torch::kLong).device(device()));
+  allreduce(t, ReduceKind::kMax);
+  return t.item<int64_t>() != 0;
+}
+
+bool Communicator::all(bool value) {
+  auto t = torch::full({1}, int64_t(value), torch::TensorOptions().dtype(torch::kLong).device(device()));
+  allreduce(t, ReduceKind::kMin);
+  return t.item<int64_t>() != 0;
+}
+
+bool nccl_available() { return LMZOO_WITH_NCCL != 0; }
+
+std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const torch::Device& device,
+                                            std::chrono::milliseconds timeout) {
+  const std::string who = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = join_store(env, timeout);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(who + ": could not join the store at " + env.master_addr + ":" +
+                             std::to_string(env.master_port) + " (" + what_of(e) + ")");
+  }
+  try {
+    if (device.is_cuda()) {
+#if LMZOO_WITH_NCCL
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = timeout;
+      auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+      return std::make_unique<C10dCommunicator<c10d::ProcessGroupNCCL>>(env.rank, env.world_size, "nccl", device,
+                                                                        store, group);
+#else
+      throw std::invalid_argument("this lmzoo was built without NCCL, which training on several GPUs needs "
+                                  "(build against a LibTorch with NCCL, or train with --device cpu)");
+#endif
+    }
+#if LMZOO_WITH_GLOO
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices = gloo_devices();
+    auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+    return std::make_unique<C10dCommunicator<c10d::ProcessGroupGloo>>(env.rank, env.world_size, "gloo", device,
+                                                                      store, group);
+#else
+    throw std::invalid_argument("this lmzoo was built without Gloo, which training on several CPU processes "
+                                "needs (install libgloo-dev and rebuild)");
+#endif
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(who + ": could not form the process group with the other ranks (" + what_of(e) + ")");
+  }
+}
+
+}  // namespace lmzoo
