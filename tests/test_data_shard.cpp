@@ -35,7 +35,7 @@ constexpr int64_t kB = 3, kRanks = 2;
 
 }  // namespace
 
-TEST_CASE("causal and prefix batches: rank r of R draws rows [rB, (r+1)B) of the R*B batch", "[data][shard]") {
+TEST_CASE("causal and prefix batches: rank r of R draws rows r*B .. r*B+B-1 of one R*B batch", "[data][shard]") {
   const auto stream = random_stream(5000);
   const CausalBatcher whole(stream, kB * kRanks, 16, 42);
   for (int64_t r = 0; r < kRanks; ++r) {
@@ -66,7 +66,7 @@ TEST_CASE("causal and prefix batches: rank r of R draws rows [rB, (r+1)B) of the
   }
 }
 
-TEST_CASE("masked-LM and span batches: rank r of R draws rows [rB, (r+1)B) of the R*B batch", "[data][shard]") {
+TEST_CASE("masked-LM and span batches: rank r of R draws rows r*B .. r*B+B-1 of one R*B batch", "[data][shard]") {
   const auto stream = random_stream(5000);
   MlmOptions mlm;
   mlm.batch_size = kB * kRanks;

@@ -70,7 +70,7 @@ void check_equivalence(const std::string& model_flags, int64_t b, const TempDir&
 
 }  // namespace
 
-TEST_CASE("2 gpt ranks = 1 rank of twice the batch = grad-accum 2; torchrun launches the same", "[distributed][gpt]") {
+TEST_CASE("2 gpt ranks = 1 rank of twice the batch = grad-accum 2, and torchrun launches the same", "[distributed][gpt]") {
   TempDir dir;
   check_equivalence(kGpt, 2, dir);
   // torchrun (Debian's python3-torch) with its agent's store: the same bits as the hand-launched ranks.
@@ -162,7 +162,7 @@ TEST_CASE("a rank that dies, never joins or runs other flags stops the others wi
   }
 }
 
-TEST_CASE("the launcher's environment: none means one process; nonsense is one clear error", "[distributed][env]") {
+TEST_CASE("the launcher's environment: none means one process, nonsense is one clear error", "[distributed][env]") {
   auto with_env = [](std::vector<std::pair<const char*, const char*>> vars) {
     for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
                              "TORCHELASTIC_USE_AGENT_STORE"}) {

@@ -98,7 +98,7 @@ TEST_CASE("shards round trip as uint16 and uint32 across shard boundaries", "[sh
   }
 }
 
-TEST_CASE("shard writer rejects ids outside the vocabulary; in-memory streams work", "[shards]") {
+TEST_CASE("shard writer rejects ids outside the vocabulary, and in-memory streams work", "[shards]") {
   TempDir dir;
   ShardWriter w(dir.path.string(), "train", 100, 10);
   CHECK_THROWS_WITH(w.write({1, 2, 100}), Catch::Contains("outside the vocabulary"));
