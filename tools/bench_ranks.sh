@@ -3,7 +3,7 @@
 # per-rank batch), the median of REPEATS alternating runs each, and their ratio. Usage: tools/bench_ranks.sh DATA_DIR
 set -euo pipefail
 DATA=${1:?usage: tools/bench_ranks.sh DATA_DIR (a directory made by lmzoo prepare)}
-LMZOO=${LMZOO:-build/lmzoo}
+LMZOO=${LMZOO:-$(cd "$(dirname "$0")/.." && pwd)/build/lmzoo}
 STEPS=${STEPS:-40}
 REPEATS=${REPEATS:-3}
 MODEL=${MODEL:-"--n-layer 4 --n-head 4 --d-model 128 --seq-len 128 --batch-size 8"}
@@ -21,22 +21,24 @@ PY
 }
 
 one_rank() {
-  OMP_NUM_THREADS=1 "$LMZOO" $ARGS --out "$1" 2>/dev/null >/dev/null
+  OMP_NUM_THREADS=1 "$LMZOO" $ARGS --out "$1" 2>"$1.err" >/dev/null || { cat "$1.err" >&2; exit 1; }
 }
 
 two_ranks() {
   local port=$((20000 + RANDOM % 20000)) rank
   for rank in 0 1; do
     env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
-      "$LMZOO" $ARGS --out "$1" 2>/dev/null >/dev/null &
+      "$LMZOO" $ARGS --out "$1" 2>"$1.err$rank" >/dev/null &
   done
-  wait
+  wait %1 && wait %2 || { cat "$1".err* >&2; exit 1; }
 }
 
 ones=() twos=()
 for i in $(seq "$REPEATS"); do
-  one_rank "$WORK/one$i" && ones+=("$(run_tokens_per_s "$WORK/one$i")")
-  two_ranks "$WORK/two$i" && twos+=("$(run_tokens_per_s "$WORK/two$i")")
+  one_rank "$WORK/one$i"
+  ones+=("$(run_tokens_per_s "$WORK/one$i")")
+  two_ranks "$WORK/two$i"
+  twos+=("$(run_tokens_per_s "$WORK/two$i")")
 done
 /usr/bin/python3 - "${ones[*]}" "${twos[*]}" "$MODEL" <<'PY'
 import statistics, sys
