@@ -6,7 +6,8 @@
 #   build    bash tools/build.sh BUILD_DIR -DCMAKE_PREFIX_PATH=... (no apt-get: LMZOO_SKIP_APT=1)
 #   suite    ctest, the [cuda] test cases included
 #   smoke    gpt, bert and t5 in fp32 and bf16 on CUDA: train, eval, generate, export; each command
-#            must exit 0 with no "Warning" or "deprecated" on stderr
+#            must exit 0 with no "Warning" or "deprecated" on stderr; one NCCL rank under torchrun trains
+#            to exactly the losses of one process
 #   speed    lmzoo bench --preset gpt2 against tools/gpu_reference.py (eager and torch.compile),
 #            alternating, ROUNDS rounds; then bert-base and t5-small (and Hugging Face eager
 #            references for those two when python3 can import transformers)
@@ -308,6 +309,28 @@ smoke_family() {
   run_checked "$name export" "$LMZOO" export --checkpoint "$run" --out "$run.pt"
 }
 
+# One NCCL rank under torchrun (this machine has one GPU) must train to exactly the losses of the same run in one
+# process: the process group, the gradient buckets and the target-count weighting change nothing with one rank.
+smoke_nccl() {
+  local data="$1" runs="$2"
+  local flags=(train --data "$data" --n-layer 2 --n-head 2 --d-model 64 --seq-len 64 --batch-size 8 --steps 20
+               --warmup 2 --eval-interval 10 --eval-iters 2 --device cuda --dropout 0)
+  rm -rf "$runs/nccl-one" "$runs/nccl-rank"
+  run_checked "nccl one process" "$LMZOO" "${flags[@]}" --out "$runs/nccl-one" || return 1
+  run_checked "nccl 1 rank under torchrun" "$PYTHON" -m torch.distributed.run --nproc_per_node 1 --no_python \
+    "$LMZOO" "${flags[@]}" --out "$runs/nccl-rank" || return 1
+  local one rank
+  one=$(tail -n 1 "$LOGS/nccl_one_process.out" | sed 's/"run_dir":"[^"]*",//')
+  rank=$(tail -n 1 "$LOGS/nccl_1_rank_under_torchrun.out" | sed 's/"run_dir":"[^"]*",//')
+  if ! grep -q "1 ranks (nccl)" "$LOGS/nccl_1_rank_under_torchrun.err"; then
+    fail "nccl rank named in the first line" "no '1 ranks (nccl)' on stderr"
+  elif [ "$one" != "$rank" ]; then
+    fail "nccl 1 rank = one process" "$rank vs $one"
+  else
+    pass "nccl 1 rank = one process ($rank)"
+  fi
+}
+
 smoke() {
   header "smoke: gpt, bert, t5 x fp32, bf16 on CUDA (train, eval, generate, export)"
   require_binary
@@ -322,6 +345,7 @@ smoke() {
       smoke_family "$arch" "$precision" "$dir/data" "$dir/runs"
     done
   done
+  smoke_nccl "$dir/data" "$dir/runs"
 }
 
 # ---------------------------------------------------------------------------------- f. speed

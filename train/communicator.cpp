@@ -93,6 +93,15 @@ class C10dCommunicator : public Communicator {
   c10::intrusive_ptr<Group> group_;
 };
 
+// The backend's process group over the store, behind the Communicator interface.
+template <typename Group>
+std::unique_ptr<Communicator> start_group(const DistributedEnv& env, const char* name, const torch::Device& device,
+                                          const c10::intrusive_ptr<c10d::Store>& store,
+                                          c10::intrusive_ptr<typename Group::Options> options) {
+  auto group = c10::make_intrusive<Group>(store, env.rank, env.world_size, std::move(options));
+  return std::make_unique<C10dCommunicator<Group>>(env.rank, env.world_size, name, device, store, group);
+}
+
 c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = uint16_t(env.master_port);
@@ -162,9 +171,7 @@ std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const tor
 #if LMZOO_WITH_NCCL
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = timeout;
-      auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
-      return std::make_unique<C10dCommunicator<c10d::ProcessGroupNCCL>>(env.rank, env.world_size, "nccl", device,
-                                                                        store, group);
+      return start_group<c10d::ProcessGroupNCCL>(env, "nccl", device, store, options);
 #else
       throw std::invalid_argument("this lmzoo was built without NCCL, which training on several GPUs needs "
                                   "(build against a LibTorch with NCCL, or train with --device cpu)");
@@ -173,9 +180,7 @@ std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const tor
 #if LMZOO_WITH_GLOO
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices = gloo_devices();
-    auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
-    return std::make_unique<C10dCommunicator<c10d::ProcessGroupGloo>>(env.rank, env.world_size, "gloo", device,
-                                                                      store, group);
+    return start_group<c10d::ProcessGroupGloo>(env, "gloo", torch::kCPU, store, options);
 #else
     throw std::invalid_argument("this lmzoo was built without Gloo, which training on several CPU processes "
                                 "needs (install libgloo-dev and rebuild)");
