@@ -59,11 +59,16 @@ void check_equivalence(const std::string& model_flags, int64_t b, const TempDir&
   CHECK(ranks.err[0].find("global batch " + std::to_string(2 * b)) != std::string::npos);
   CHECK(ranks.err[1].empty());  // rank 0 alone reports
   train_one(base.substr(6) + "--batch-size " + std::to_string(2 * b) + " --out " + dir / "big");
-  train_one(base.substr(6) + "--batch-size " + std::to_string(b) + " --grad-accum 2 --out " + dir / "accum");
+  const auto accum = nlohmann::json::parse(
+      train_one(base.substr(6) + "--batch-size " + std::to_string(b) + " --grad-accum 2 --out " + dir / "accum"));
   train_one(base.substr(6) + "--batch-size " + std::to_string(b) + " --out " + dir / "half");
   CHECK(max_weight_difference(dir / "ranks/last", dir / "big/last") < 1e-5);
   CHECK(max_weight_difference(dir / "accum/last", dir / "big/last") < 1e-5);
   CHECK(max_weight_difference(dir / "half/last", dir / "big/last") > 1e-4);
+  // Validation (batches of b, split over the ranks and summed) scores what one process of batch b scores.
+  const auto summary = nlohmann::json::parse(ranks.out[0]);
+  CHECK(std::abs(summary["val_loss"].get<double>() - accum["val_loss"].get<double>()) < 1e-5);
+  CHECK(std::abs(summary["train_loss"].get<double>() - accum["train_loss"].get<double>()) < 1e-5);
   // Only rank 0 wrote: one metrics record per step and eval, no duplicates.
   CHECK(count_lines(read_text(dir / "ranks/metrics.jsonl")) == 6);
 }
