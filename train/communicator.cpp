@@ -114,14 +114,23 @@ c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chron
 }
 
 #if LMZOO_WITH_GLOO
-// GLOO_SOCKET_IFNAME (comma-separated interfaces) as in PyTorch; else the host name's address.
-std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices() {
+bool is_loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "localhost" || address == "::1";
+}
+
+// GLOO_SOCKET_IFNAME (comma-separated interfaces) as in PyTorch; else loopback when the store is on this machine's
+// loopback (every rank is here: no host name lookup, which warns where the name does not resolve); else the host
+// name's address.
+std::vector<std::shared_ptr<::gloo::transport::Device>> gloo_devices(const DistributedEnv& env) {
   std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
   if (const char* names = std::getenv("GLOO_SOCKET_IFNAME"); names && *names) {
     std::stringstream list(names);
     for (std::string name; std::getline(list, name, ',');) {
       if (!name.empty()) devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
     }
+  }
+  if (devices.empty() && is_loopback(env.master_addr)) {
+    devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   }
   if (devices.empty()) devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   return devices;
@@ -179,7 +188,7 @@ std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const tor
     }
 #if LMZOO_WITH_GLOO
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices = gloo_devices();
+    options->devices = gloo_devices(env);
     return start_group<c10d::ProcessGroupGloo>(env, "gloo", torch::kCPU, store, options);
 #else
     throw std::invalid_argument("this lmzoo was built without Gloo, which training on several CPU processes "
