@@ -102,6 +102,18 @@ std::unique_ptr<Communicator> start_group(const DistributedEnv& env, const char*
   return std::make_unique<C10dCommunicator<Group>>(env.rank, env.world_size, name, device, store, group);
 }
 
+// LibTorch >= 2.4 serves the store with libuv by default; Debian's LibTorch 2.6 is built without it. Where the option
+// exists, this turns it off (no-op on 1.13, which has only the classic server).
+template <typename Options>
+auto without_libuv(Options& options, int) -> decltype(options.useLibUV = false, bool()) {
+  options.useLibUV = false;
+  return true;
+}
+template <typename Options>
+bool without_libuv(Options&, long) {
+  return false;
+}
+
 c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = uint16_t(env.master_port);
@@ -109,7 +121,13 @@ c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chron
   options.numWorkers = size_t(env.world_size);
   options.waitWorkers = true;  // each rank checks in; the server waits (up to the timeout) for all of them
   options.timeout = timeout;
-  auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception& e) {
+    if (what_of(e).find("libuv") == std::string::npos || !without_libuv(options, 0)) throw;
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);  // this LibTorch has no libuv
+  }
   return c10::make_intrusive<c10d::PrefixStore>("lmzoo/" + std::to_string(env.restart_count), store);
 }
 
