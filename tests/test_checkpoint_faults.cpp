@@ -10,6 +10,7 @@
 
 #include "models/registry.h"
 #include "tests/cli_checks.h"
+#include "tests/checkpoint_compare.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
@@ -82,16 +83,6 @@ struct ScopedEnv {
   ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) { setenv(name.c_str(), value.c_str(), 1); }
   ~ScopedEnv() { unsetenv(name.c_str()); }
 };
-
-bool same_weights(const std::string& a, const std::string& b) {
-  auto pa = load_model(read_checkpoint(a), torch::kCPU).module()->named_parameters();
-  auto pb = load_model(read_checkpoint(b), torch::kCPU).module()->named_parameters();
-  if (pa.size() != pb.size()) return false;
-  for (const auto& item : pa) {
-    if (!torch::equal(item.value(), pb[item.key()])) return false;
-  }
-  return true;
-}
 
 // A weights-only checkpoint of a tiny model with the fixture's real tokenizer.
 CheckpointInfo tiny_checkpoint(const std::string& dir, ModelConfig config, int64_t step) {

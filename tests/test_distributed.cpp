@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tests/checkpoint_compare.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
 #include "train/checkpoint.h"
@@ -24,16 +25,6 @@ const std::string kCommon = " --device cpu --threads 1 --dropout 0 --warmup 1 --
 const std::string kGpt = " --n-layer 2 --n-head 2 --d-model 32 --seq-len 16 ";
 const std::string kBert = " --arch bert --n-layer 2 --n-head 2 --d-model 32 --seq-len 24 ";
 const std::string kT5 = " --arch t5 --n-layer 1 --n-head 2 --d-model 32 --seq-len 24 ";
-
-// The largest absolute difference between the parameters of two checkpoints.
-double max_weight_difference(const std::string& a, const std::string& b) {
-  auto ma = load_model(read_checkpoint(a), torch::kCPU), mb = load_model(read_checkpoint(b), torch::kCPU);
-  auto pa = ma.module()->named_parameters(), pb = mb.module()->named_parameters();
-  REQUIRE(pa.size() == pb.size());
-  double worst = 0;
-  for (const auto& item : pa) worst = std::max(worst, (item.value() - pb[item.key()]).abs().max().item<double>());
-  return worst;
-}
 
 std::string train_one(const std::string& args) {
   const CliResult r = run_cli("train " + args);

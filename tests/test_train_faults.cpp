@@ -15,8 +15,10 @@
 #include <thread>
 
 #include "tests/cli_checks.h"
+#include "tests/checkpoint_compare.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
+#include "tests/rank_launch.h"
 #include "train/checkpoint.h"
 #include "train/schedule.h"
 
@@ -31,21 +33,9 @@ namespace {
 const std::string kTiny =
     " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 --log-interval 1 --device cpu ";
 
-// Starts `lmzoo ARGS` (ARGS already quoted) in the background, output to files in dir; returns its pid.
+// Starts `lmzoo ARGS` (ARGS already quoted) in the background, output to dir's bg.out and bg.err; returns its pid.
 pid_t spawn_cli(const std::string& args, const TempDir& dir) {
-  const std::string command = "exec " + std::string(LMZOO_BINARY) + " " + args + " >" + (dir / "bg.out") + " 2>" +
-                              (dir / "bg.err") + " </dev/null";
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
-  return pid;
-}
-
-// Waits for pid; returns its exit code, or -signal when a signal ended it.
-int wait_for(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return spawn_shell(std::string(LMZOO_BINARY) + " " + args, dir / "bg.out", dir / "bg.err");
 }
 
 std::vector<nlohmann::json> metrics_records(const std::string& run_dir) {
@@ -55,15 +45,6 @@ std::vector<nlohmann::json> metrics_records(const std::string& run_dir) {
   return records;
 }
 
-bool same_weights(const std::string& a, const std::string& b) {
-  auto ma = load_model(read_checkpoint(a), torch::kCPU), mb = load_model(read_checkpoint(b), torch::kCPU);
-  auto pa = ma.module()->named_parameters(), pb = mb.module()->named_parameters();
-  if (pa.size() != pb.size()) return false;
-  for (const auto& item : pa) {
-    if (!torch::equal(item.value(), pb[item.key()])) return false;
-  }
-  return true;
-}
 
 std::string train_ok(const std::string& args) {
   const CliResult r = run_cli("train " + args);
@@ -159,7 +140,7 @@ TEST_CASE("one live run per run directory: a second is refused, the lock dies wi
   CHECK(fresh.exit_code != 0);  // a fresh run on it is refused too (it already holds a run)
 
   kill(first, SIGKILL);
-  CHECK(wait_for(first) == -SIGKILL);
+  CHECK(wait_exit_code(first) == -SIGKILL);
   const std::string out = train_ok("--resume " + run + " --steps 4");  // the kernel released the lock
   CHECK(last_json_line(out)["step"] == 4);
 }
@@ -235,7 +216,7 @@ TEST_CASE("kill -9 at random points, then resume: the weights of an uninterrupte
                                 dir);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     kill(pid, SIGKILL);
-    const int code = wait_for(pid);
+    const int code = wait_exit_code(pid);
     if (code == -SIGKILL) ++kills;
     if (code == 0) break;  // it finished before the kill
   }
