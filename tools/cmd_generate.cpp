@@ -74,14 +74,7 @@ void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind) {
   }
 }
 
-}  // namespace
-
-int run_generate(int argc_in, char** argv_in) {
-  std::vector<std::string> arg_strings = default_beams(argc_in, argv_in);
-  std::vector<char*> arg_pointers;
-  for (auto& a : arg_strings) arg_pointers.push_back(a.data());
-  int argc = int(arg_pointers.size());
-  char** argv = arg_pointers.data();
+cxxopts::Options generate_options() {
   cxxopts::Options options("lmzoo generate", "Generate text from a prompt (printed last on stdout).");
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
@@ -97,12 +90,17 @@ int run_generate(int argc_in, char** argv_in) {
       ("early-stopping", "beam search: stop as soon as --beams hypotheses have finished")
       ("num-return", "beam search: sequences to print, best first (at most --beams)", cxxopts::value<int64_t>()->default_value("1"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("auto"));
-  cxxopts::ParseResult r;
-  if (parse_or_help(options, argc, argv, r)) return 0;
-  require_option(r, "checkpoint");
-  require_option(r, "prompt");
-  require_utf8_option(r, "prompt");
-  require_utf8_option(r, "prompt-pair");
+  return options;
+}
+
+// How to generate: sampling (greedy at temperature 0), or beam search with --beams.
+struct GenerateOptions {
+  SamplingOptions sampling;
+  bool beam = false;
+  BeamSearchOptions beam_options;
+};
+
+SamplingOptions parse_sampling(const cxxopts::ParseResult& r) {
   SamplingOptions sampling;
   sampling.max_new_tokens = r["max-new-tokens"].as<int64_t>();
   sampling.temperature = r["temperature"].as<double>();
@@ -114,7 +112,11 @@ int run_generate(int argc_in, char** argv_in) {
   if (sampling.temperature < 0) throw UsageError("--temperature must be >= 0");
   if (sampling.top_k < 0) throw UsageError("--top-k must be >= 0");
   if (!(sampling.top_p > 0 && sampling.top_p <= 1)) throw UsageError("--top-p must be in (0, 1]");
-  const bool beam = r.count("beams") > 0;
+  return sampling;
+}
+
+// The beam search options; with beam (--beams given) the sampling flags are refused, without it the beam flags.
+BeamSearchOptions parse_beam_search(const cxxopts::ParseResult& r, const SamplingOptions& sampling, bool beam) {
   BeamSearchOptions beam_options;
   beam_options.max_new_tokens = sampling.max_new_tokens;
   beam_options.length_penalty = r["length-penalty"].as<double>();
@@ -138,85 +140,94 @@ int run_generate(int argc_in, char** argv_in) {
     }
     if (beam_options.num_return != 1) throw UsageError("--num-return applies to beam search: add --beams N (N >= --num-return)");
   }
+  return beam_options;
+}
 
-  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
-  const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
-  const torch::Device device = resolve_device(r["device"].as<std::string>());
-  AnyModel loaded = load_model(info, device);
-  const std::string prompt = r["prompt"].as<std::string>();
-  reject_flags_for(r, loaded.kind());
-  if (loaded.t5) {
-    // The prompt, with </s> appended as T5 does, goes to the encoder; the answer is printed without specials.
-    std::vector<int64_t> input;
-    for (int id : tokenizer.encode(prompt)) input.push_back(id);
-    input.push_back(special::kEos);
-    const ModelConfig& c = loaded.t5->config();
-    if (c.positions_from_table()) {
-      const std::string limit = std::to_string(c.max_seq_len);
-      if (int64_t(input.size()) > c.max_seq_len) {
-        throw UsageError("the prompt is " + std::to_string(input.size()) + " tokens; this t5's " + c.position +
-                         " positions cover " + limit);
-      }
-      if (sampling.max_new_tokens > c.max_seq_len) {
-        throw UsageError("--max-new-tokens is at most " + limit + " for this t5 (" + c.position + " positions)");
-      }
-    }
-    std::vector<std::vector<int64_t>> outputs;
-    if (beam) {
-      outputs = report_hypotheses(beam_search_t5(loaded.t5, {input}, beam_options)[0]);
-    } else {
-      outputs.push_back(generate_t5_tokens(loaded.t5, input, sampling));
-    }
-    std::vector<std::string> texts;
-    for (const auto& ids : outputs) {
-      std::vector<int> text_ids;
-      for (int64_t id : ids) if (id >= special::kNumSpecial) text_ids.push_back(int(id));
-      texts.push_back(tokenizer.decode(text_ids));
-    }
-    print_sequences(texts);
-    return 0;
+GenerateOptions parse_generate_options(const cxxopts::ParseResult& r) {
+  GenerateOptions g;
+  g.sampling = parse_sampling(r);
+  g.beam = r.count("beams") > 0;
+  g.beam_options = parse_beam_search(r, g.sampling, g.beam);
+  return g;
+}
+
+// A t5 with a position table covers max_seq_len positions: the encoded prompt and the answer must fit.
+void check_t5_lengths(const ModelConfig& c, size_t input_tokens, int64_t max_new_tokens) {
+  if (!c.positions_from_table()) return;
+  const std::string limit = std::to_string(c.max_seq_len);
+  if (int64_t(input_tokens) > c.max_seq_len) {
+    throw UsageError("the prompt is " + std::to_string(input_tokens) + " tokens; this t5's " + c.position +
+                     " positions cover " + limit);
   }
-  if (loaded.bert) {
-    // For each [MASK]: "[MASK] i:" and its candidates (quoted) with probabilities; last, the prompt with every
-    // [MASK] replaced by its most likely candidate.
-    std::vector<int64_t> ids;
-    for (int id : tokenizer.encode(prompt)) ids.push_back(id);
-    if (std::find(ids.begin(), ids.end(), special::kMask) == ids.end()) {
-      throw UsageError("a bert checkpoint fills masks: put [MASK] in the --prompt");
-    }
-    const auto filled = fill_masks(loaded.bert, ids, sampling.top_k > 0 ? sampling.top_k : 5);
-    size_t next = 0;
-    std::vector<int> best(ids.begin(), ids.end());
-    for (auto& id : best) {
-      if (id != special::kMask) continue;
-      std::printf("[MASK] %zu:", next + 1);
-      for (const auto& c : filled[next]) {
-        // JSON-quoted: a candidate may be a space-led word piece, a newline or a byte.
-        std::printf(" %s %.4f", nlohmann::json(tokenizer.decode({int(c.id)})).dump().c_str(), c.probability);
-      }
-      std::printf("\n");
-      id = int(filled[next++].front().id);
-    }
-    std::cout << tokenizer.decode(best) << std::endl;
-    return 0;
+  if (max_new_tokens > c.max_seq_len) {
+    throw UsageError("--max-new-tokens is at most " + limit + " for this t5 (" + c.position + " positions)");
   }
-  if (loaded.classifier) {
-    // One line per label, "label<TAB>probability", most likely first: the prediction alone by default.
-    const std::string pair = r.count("prompt-pair") ? r["prompt-pair"].as<std::string>() : "";
-    const auto ranked = classify_text(loaded.classifier, tokenizer, prompt, pair, device);
-    const size_t shown = std::min(ranked.size(), size_t(std::max<int64_t>(1, sampling.top_k)));
-    for (size_t i = 0; i < shown; ++i) std::printf("%s\t%.4f\n", ranked[i].first.c_str(), ranked[i].second);
-    return 0;
+}
+
+// t5: the prompt, with </s> appended as T5 does, goes to the encoder; the answer is printed without specials.
+void answer_t5(T5& model, const Tokenizer& tokenizer, const std::string& prompt, const GenerateOptions& g) {
+  std::vector<int64_t> input;
+  for (int id : tokenizer.encode(prompt)) input.push_back(id);
+  input.push_back(special::kEos);
+  check_t5_lengths(model->config(), input.size(), g.sampling.max_new_tokens);
+  std::vector<std::vector<int64_t>> outputs;
+  if (g.beam) {
+    outputs = report_hypotheses(beam_search_t5(model, {input}, g.beam_options)[0]);
+  } else {
+    outputs.push_back(generate_t5_tokens(model, input, g.sampling));
   }
-  GPT model = require_gpt(loaded, "generate");
+  std::vector<std::string> texts;
+  for (const auto& ids : outputs) {
+    std::vector<int> text_ids;
+    for (int64_t id : ids) if (id >= special::kNumSpecial) text_ids.push_back(int(id));
+    texts.push_back(tokenizer.decode(text_ids));
+  }
+  print_sequences(texts);
+}
+
+// bert: for each [MASK], "[MASK] i:" and its TOP_K (0: 5) candidates (quoted) with probabilities; last, the
+// prompt with every [MASK] replaced by its most likely candidate.
+void fill_bert_masks(Bert& model, const Tokenizer& tokenizer, const std::string& prompt, int64_t top_k) {
+  std::vector<int64_t> ids;
+  for (int id : tokenizer.encode(prompt)) ids.push_back(id);
+  if (std::find(ids.begin(), ids.end(), special::kMask) == ids.end()) {
+    throw UsageError("a bert checkpoint fills masks: put [MASK] in the --prompt");
+  }
+  const auto filled = fill_masks(model, ids, top_k > 0 ? top_k : 5);
+  size_t next = 0;
+  std::vector<int> best(ids.begin(), ids.end());
+  for (auto& id : best) {
+    if (id != special::kMask) continue;
+    std::printf("[MASK] %zu:", next + 1);
+    for (const auto& c : filled[next]) {
+      // JSON-quoted: a candidate may be a space-led word piece, a newline or a byte.
+      std::printf(" %s %.4f", nlohmann::json(tokenizer.decode({int(c.id)})).dump().c_str(), c.probability);
+    }
+    std::printf("\n");
+    id = int(filled[next++].front().id);
+  }
+  std::cout << tokenizer.decode(best) << std::endl;
+}
+
+// bert classifier: one line per label, "label<TAB>probability", most likely first: the prediction alone unless
+// TOP_K asks for more.
+void label_text(BertClassifier& model, const Tokenizer& tokenizer, const std::string& prompt, const std::string& pair,
+                const torch::Device& device, int64_t top_k) {
+  const auto ranked = classify_text(model, tokenizer, prompt, pair, device);
+  const size_t shown = std::min(ranked.size(), size_t(std::max<int64_t>(1, top_k)));
+  for (size_t i = 0; i < shown; ++i) std::printf("%s\t%.4f\n", ranked[i].first.c_str(), ranked[i].second);
+}
+
+// gpt: continues the prompt (an empty one starts a new document); prints the prompt and its continuation.
+void continue_gpt(GPT& model, const Tokenizer& tokenizer, const std::string& prompt, const GenerateOptions& g) {
   std::vector<int64_t> prompt_ids;
   for (int id : tokenizer.encode(prompt)) prompt_ids.push_back(id);
   if (prompt_ids.empty()) prompt_ids.push_back(special::kEos);  // empty prompt: start a new document
   std::vector<std::vector<int64_t>> outputs;
-  if (beam) {
-    outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, beam_options));
+  if (g.beam) {
+    outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, g.beam_options));
   } else {
-    outputs.push_back(generate_tokens(model, prompt_ids, sampling));
+    outputs.push_back(generate_tokens(model, prompt_ids, g.sampling));
   }
   std::vector<std::string> texts;
   for (const auto& generated : outputs) {
@@ -225,6 +236,46 @@ int run_generate(int argc_in, char** argv_in) {
     texts.push_back(prompt + tokenizer.decode(text_ids));
   }
   print_sequences(texts);
+}
+
+}  // namespace
+
+int run_generate(int argc_in, char** argv_in) {
+  std::vector<std::string> arg_strings = default_beams(argc_in, argv_in);
+  std::vector<char*> arg_pointers;
+  for (auto& a : arg_strings) arg_pointers.push_back(a.data());
+  int argc = int(arg_pointers.size());
+  char** argv = arg_pointers.data();
+  cxxopts::Options options = generate_options();
+  cxxopts::ParseResult r;
+  if (parse_or_help(options, argc, argv, r)) return 0;
+  require_option(r, "checkpoint");
+  require_option(r, "prompt");
+  require_utf8_option(r, "prompt");
+  require_utf8_option(r, "prompt-pair");
+  const GenerateOptions g = parse_generate_options(r);
+
+  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
+  const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
+  const torch::Device device = resolve_device(r["device"].as<std::string>());
+  AnyModel loaded = load_model(info, device);
+  const std::string prompt = r["prompt"].as<std::string>();
+  reject_flags_for(r, loaded.kind());
+  if (loaded.t5) {
+    answer_t5(loaded.t5, tokenizer, prompt, g);
+    return 0;
+  }
+  if (loaded.bert) {
+    fill_bert_masks(loaded.bert, tokenizer, prompt, g.sampling.top_k);
+    return 0;
+  }
+  if (loaded.classifier) {
+    const std::string pair = r.count("prompt-pair") ? r["prompt-pair"].as<std::string>() : "";
+    label_text(loaded.classifier, tokenizer, prompt, pair, device, g.sampling.top_k);
+    return 0;
+  }
+  GPT model = require_gpt(loaded, "generate");
+  continue_gpt(model, tokenizer, prompt, g);
   return 0;
 }
 
