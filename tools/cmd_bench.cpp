@@ -35,9 +35,7 @@ std::string default_objective(const std::string& arch) {
   return arch == "bert" ? "mlm" : arch == "t5" ? "span" : "causal";
 }
 
-}  // namespace
-
-int run_bench(int argc, char** argv) {
+cxxopts::Options bench_options() {
   cxxopts::Options options("lmzoo bench",
                            "Training-speed benchmark of any preset with its default objective (gpt: causal, bert: mlm, t5: span). "
                            "Defaults are nanoGPT's CPU baby run: gpt-nano, batch 12, "
@@ -58,14 +56,11 @@ int run_bench(int argc, char** argv) {
       ("profile", "write a Chrome trace of every ATen op in the run (autograd profiler) to this file",
        cxxopts::value<std::string>())
       ("json", "print only the JSON result line");
-  cxxopts::ParseResult r;
-  if (parse_or_help(options, argc, argv, r)) return 0;
-  apply_thread_option(r);
-  require_option(r, "data");
-  const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
-  if (skip < 0) throw UsageError("--skip must be >= 0");
-  if (steps <= skip) throw UsageError("--steps must be larger than --skip");
+  return options;
+}
 
+// The run bench times: the preset on --data with nanoGPT's baby-run hyperparameters, writing nothing.
+TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
   TrainRequest request;
   request.train.data_dir = r["data"].as<std::string>();
   request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
@@ -93,12 +88,17 @@ int run_bench(int argc, char** argv) {
   request.write_outputs = false;
   request.show_progress = !r.count("json");
   request.synchronize_steps = true;  // per-step times of GPU work, not of queueing it
-  // The GEMM peak is measured before and after the run and the higher figure kept: a busy
-  // machine can slow either measurement, never speed it up.
-  const torch::Device device = resolve_device(t.device);
-  configure_device_math(device, t.tf32);
-  // The trace file is opened before the run (a bad path fails now, not after it) and removed if the run fails.
-  const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
+  return request;
+}
+
+struct BenchRun {
+  TrainResult result;
+  double peak_before = 0;  // GEMM FLOP/s measured before the run
+};
+
+// Runs the training, recording every op into a Chrome trace at PROFILE_PATH when it is not empty. The trace
+// file is opened before the run (a bad path fails now, not after it) and removed if the run fails.
+BenchRun run_profiled(const TrainRequest& request, const torch::Device& device, const std::string& profile_path) {
   std::ofstream profile_out;
   if (!profile_path.empty()) {
     std::error_code ec;
@@ -106,13 +106,12 @@ int run_bench(int argc, char** argv) {
     profile_out.open(profile_path, std::ios::binary);
     if (!profile_out) throw std::runtime_error("cannot write the profile " + profile_path + ": " + std::strerror(errno));
   }
-  TrainResult result;
-  double peak_before = 0;
+  BenchRun run;
   try {
-    peak_before = measure_peak_flops(device, t.precision);
+    run.peak_before = measure_peak_flops(device, request.train.precision);
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
     if (!profile_path.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(profile_out);
-    result = train_model(request);
+    run.result = train_model(request);
   } catch (...) {
     if (!profile_path.empty()) {
       profile_out.close();
@@ -124,39 +123,89 @@ int run_bench(int argc, char** argv) {
     profile_out.close();
     if (!profile_out) throw std::runtime_error("error writing the profile " + profile_path);
   }
+  return run;
+}
 
-  std::vector<double> timed(result.step_seconds.begin() + skip, result.step_seconds.end());
-  const double ms = median(timed) * 1e3;
-  const int64_t tokens_per_iter = t.batch_size * request.model.max_seq_len;
-  const double tokens_per_s = tokens_per_iter / (ms / 1e3);
-  const double flops_per_token = model_flops_per_token(request.model);
-  const double peak = std::max(peak_before, measure_peak_flops(device, t.precision));
-  const int64_t peak_memory = peak_device_memory_bytes(device);
+// What bench reports of a run, --skip first steps left out.
+struct BenchFigures {
+  std::vector<double> timed;  // seconds of each timed step
+  double ms = 0;              // median ms per step
+  double tokens_per_s = 0;
+  double flops_per_token = 0;
+  double peak = 0;            // GEMM FLOP/s: the higher of the measurements before and after the run
+  int64_t peak_memory = 0;
+};
+
+BenchFigures measure(const BenchRun& run, const TrainRequest& request, const torch::Device& device, int64_t skip) {
+  BenchFigures f;
+  f.timed.assign(run.result.step_seconds.begin() + skip, run.result.step_seconds.end());
+  f.ms = median(f.timed) * 1e3;
+  const int64_t tokens_per_iter = request.train.batch_size * request.model.max_seq_len;
+  f.tokens_per_s = tokens_per_iter / (f.ms / 1e3);
+  f.flops_per_token = model_flops_per_token(request.model);
+  f.peak = std::max(run.peak_before, measure_peak_flops(device, request.train.precision));
+  f.peak_memory = peak_device_memory_bytes(device);
+  return f;
+}
+
+// The JSON result line.
+nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainConfig& t, const torch::Device& device,
+                          const TrainResult& result, const BenchFigures& f) {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   nlohmann::json out = {{"preset", r["preset"].as<std::string>()},
                         {"objective", t.objective},
                         {"device", device.str()},
                         {"precision", t.precision},
-                        {"ms_per_iter_median", ms},
-                        {"ms_per_iter_min", *std::min_element(timed.begin(), timed.end()) * 1e3},
-                        {"tokens_per_s", tokens_per_s},
-                        {"mfu", flops_per_token * tokens_per_s / peak},
-                        {"peak_gemm_gflops", peak / 1e9},
-                        {"peak_memory_bytes", peak_memory},
-                        {"model_gflops_per_s", flops_per_token * tokens_per_s / 1e9},
-                        {"iters_timed", int64_t(timed.size())},
+                        {"ms_per_iter_median", f.ms},
+                        {"ms_per_iter_min", *std::min_element(f.timed.begin(), f.timed.end()) * 1e3},
+                        {"tokens_per_s", f.tokens_per_s},
+                        {"mfu", f.flops_per_token * f.tokens_per_s / f.peak},
+                        {"peak_gemm_gflops", f.peak / 1e9},
+                        {"peak_memory_bytes", f.peak_memory},
+                        {"model_gflops_per_s", f.flops_per_token * f.tokens_per_s / 1e9},
+                        {"iters_timed", int64_t(f.timed.size())},
                         {"threads", torch::get_num_threads()},
                         {"openblas_coretype", coretype ? coretype : ""},
                         {"final_train_loss", result.last_train_loss}};
   if (r["eval-iters"].as<int64_t>() > 0) out["final_val_loss"] = result.last_val_loss;
-  if (!r.count("json")) {
-    std::printf("%s (%s, %s, %s): %.2f ms/iter (median of %zu), %.0f tokens/s, MFU %.1f%% of a %.0f GFLOP/s %s GEMM",
-                r["preset"].as<std::string>().c_str(), t.objective.c_str(), device.str().c_str(), t.precision.c_str(),
-                ms, timed.size(), tokens_per_s, 100.0 * flops_per_token * tokens_per_s / peak, peak / 1e9,
-                t.precision.c_str());
-    if (device.is_cuda()) std::printf(", peak memory %.2f GiB\n", peak_memory / 1073741824.0);
-    else std::printf(" (%d threads, OPENBLAS_CORETYPE=%s)\n", torch::get_num_threads(), coretype ? coretype : "(unset)");
-  }
+  return out;
+}
+
+// The human-readable summary line.
+void print_summary(const cxxopts::ParseResult& r, const TrainConfig& t, const torch::Device& device,
+                   const BenchFigures& f) {
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  std::printf("%s (%s, %s, %s): %.2f ms/iter (median of %zu), %.0f tokens/s, MFU %.1f%% of a %.0f GFLOP/s %s GEMM",
+              r["preset"].as<std::string>().c_str(), t.objective.c_str(), device.str().c_str(), t.precision.c_str(),
+              f.ms, f.timed.size(), f.tokens_per_s, 100.0 * f.flops_per_token * f.tokens_per_s / f.peak, f.peak / 1e9,
+              t.precision.c_str());
+  if (device.is_cuda()) std::printf(", peak memory %.2f GiB\n", f.peak_memory / 1073741824.0);
+  else std::printf(" (%d threads, OPENBLAS_CORETYPE=%s)\n", torch::get_num_threads(), coretype ? coretype : "(unset)");
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  cxxopts::Options options = bench_options();
+  cxxopts::ParseResult r;
+  if (parse_or_help(options, argc, argv, r)) return 0;
+  apply_thread_option(r);
+  require_option(r, "data");
+  const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
+  if (skip < 0) throw UsageError("--skip must be >= 0");
+  if (steps <= skip) throw UsageError("--steps must be larger than --skip");
+
+  const TrainRequest request = bench_request(r, steps);
+  const TrainConfig& t = request.train;
+  // The GEMM peak is measured before and after the run and the higher figure kept: a busy
+  // machine can slow either measurement, never speed it up.
+  const torch::Device device = resolve_device(t.device);
+  configure_device_math(device, t.tf32);
+  const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
+  const BenchRun run = run_profiled(request, device, profile_path);
+  const BenchFigures figures = measure(run, request, device, skip);
+  const nlohmann::json out = bench_json(r, t, device, run.result, figures);
+  if (!r.count("json")) print_summary(r, t, device, figures);
   std::cout << out.dump() << std::endl;
   return 0;
 }
