@@ -49,116 +49,160 @@ void BeamSearchOptions::validate() const {
 
 double length_penalty(int64_t length, double alpha) { return std::pow((5.0 + double(length)) / 6.0, alpha); }
 
-std::vector<std::vector<Hypothesis>> beam_search(BeamDecoder& decoder, int64_t batch,
-                                                 const BeamSearchOptions& options) {
-  options.validate();
-  if (batch < 1) throw std::invalid_argument("beam search needs at least one input");
-  const int64_t K = options.num_beams;
-  const double alpha = options.length_penalty;
-  if (options.max_new_tokens == 0) return std::vector<std::vector<Hypothesis>>(batch, {Hypothesis{}});
-  torch::NoGradGuard no_grad;
+namespace {
 
-  std::vector<Finished> finished(batch);
-  for (auto& f : finished) f.capacity = size_t(K);
-  std::vector<bool> done(batch, false);
-  // Live rows: the first step has one row per input, later steps K.
-  int64_t width = 1;
-  std::vector<double> scores(batch, 0.0);                // (B * width) summed log-probs
-  std::vector<std::vector<int64_t>> sequences(batch);   // (B * width) generated tokens
-  torch::Tensor logits = decoder.start();               // (B, V)
-  TORCH_CHECK(logits.dim() == 2 && logits.size(0) == batch, "beam decoder start() returned logits ",
-              logits.sizes(), " for ", batch, " inputs");
-  const int64_t V = logits.size(1);
-
-  for (int64_t len = 1;; ++len) {  // len: tokens in each candidate
-    auto log_probs = torch::log_softmax(logits.to(torch::kFloat), -1);  // (B * width, V)
-    auto row_scores = torch::tensor(scores, torch::kDouble).to(log_probs.device(), torch::kFloat);
-    auto totals = (log_probs + row_scores.view({-1, 1})).view({batch, width * V});  // (B, width * V)
-    // 2K candidates: even if K of them end in eos, K live beams remain.
-    const int64_t n_cand = std::min(2 * K, width * V);
-    auto top_index = std::get<1>(totals.topk(n_cand, 1));  // (B, n_cand), best first
-    auto top_log_probs = log_probs.view({batch, width * V}).gather(1, top_index).to(torch::kCPU, torch::kDouble);
-    top_index = top_index.cpu();
-    auto index_a = top_index.accessor<int64_t, 2>();
-    auto log_prob_a = top_log_probs.accessor<double, 2>();
-
-    std::vector<int64_t> parents(batch * K), tokens(batch * K, options.pad_id);
-    std::vector<double> next_scores(batch * K, kNegInf);
-    std::vector<std::vector<int64_t>> next_sequences(batch * K);
-    for (int64_t b = 0; b < batch; ++b) {
-      int64_t kept = 0;
-      if (!done[b]) {
-        for (int64_t c = 0; c < n_cand && kept < K; ++c) {
-          const int64_t beam = index_a[b][c] / V, token = index_a[b][c] % V, old = b * width + beam;
-          const double total = scores[old] + log_prob_a[b][c];
-          if (!std::isfinite(total)) break;  // dead rows (tiny vocabularies) sort last
-          if (token == options.eos_id) {
-            // As HF: an eos only counts from the top K candidates; it closes a hypothesis.
-            if (c >= K) continue;
-            Hypothesis h;
-            h.tokens = sequences[old];
-            h.tokens.push_back(token);
-            h.log_prob = total;
-            h.score = total / length_penalty(len, alpha);
-            finished[b].add(std::move(h));
-            continue;
-          }
-          const int64_t row = b * K + kept++;
-          parents[row] = old;
-          tokens[row] = token;
-          next_scores[row] = total;
-          next_sequences[row] = sequences[old];
-          next_sequences[row].push_back(token);
-        }
-      }
-      // Rows without a live beam (input done, or too few candidates) follow row b * width with a pad and
-      // score -inf, so they never produce a candidate again.
-      for (; kept < K; ++kept) parents[b * K + kept] = b * width;
-      if (done[b]) continue;
-      const double best_live = next_scores[b * K];  // candidates came best first
-      if (best_live == kNegInf) {
-        done[b] = true;
-      } else if (finished[b].items.size() >= size_t(K)) {
-        if (options.early_stopping) {
-          done[b] = true;
-        } else {
-          // Best score a live beam can still reach: its sum only falls; length max_new_tokens (alpha > 0) or
-          // len + 1 (alpha <= 0) maximises sum / penalty for a negative sum.
-          const int64_t best_length = alpha > 0 ? options.max_new_tokens : len + 1;
-          done[b] = finished[b].worst() >= best_live / length_penalty(best_length, alpha);
-        }
-      }
-    }
-    width = K;
-    scores = std::move(next_scores);
-    sequences = std::move(next_sequences);
-    if (len == options.max_new_tokens || std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
-    logits = decoder.step(torch::tensor(parents, torch::kLong), torch::tensor(tokens, torch::kLong));  // (N, V)
-    TORCH_CHECK(logits.dim() == 2 && logits.size(0) == batch * K && logits.size(1) == V,
-                "beam decoder step() returned logits ", logits.sizes(), ", expected (", batch * K, ", ", V, ")");
+// The search between steps: per input its finished hypotheses and whether it is done; per live row its summed
+// log-prob and generated tokens. Live rows: the first step has one row per input, later steps K.
+struct BeamState {
+  std::vector<Finished> finished;                // (B)
+  std::vector<bool> done;                        // (B)
+  int64_t width = 1;                             // live rows per input
+  std::vector<double> scores;                    // (B * width) summed log-probs
+  std::vector<std::vector<int64_t>> sequences;   // (B * width) generated tokens
+  BeamState(int64_t batch, int64_t K) : finished(batch), done(batch, false), scores(batch, 0.0), sequences(batch) {
+    for (auto& f : finished) f.capacity = size_t(K);
   }
+  bool all_done() const { return std::all_of(done.begin(), done.end(), [](bool d) { return d; }); }
+};
 
-  // At the length limit the live beams compete with the finished ones.
+// The best candidates of each input, best first: flat indices into its (width * V) continuations and their
+// token log-probs.
+struct Candidates {
+  int64_t count = 0;
+  torch::Tensor index;      // (B, count) int64 on the CPU
+  torch::Tensor log_probs;  // (B, count) double on the CPU
+};
+
+// The rows of the next step (N = B * K): row r continues old row parents[r] with tokens[r].
+struct NextRows {
+  std::vector<int64_t> parents, tokens;
+  std::vector<double> scores;
+  std::vector<std::vector<int64_t>> sequences;
+  NextRows(int64_t n, int64_t pad_id) : parents(n), tokens(n, pad_id), scores(n, kNegInf), sequences(n) {}
+};
+
+// Candidates ranked by summed log-prob, computed on the logits' device (B * width, V).
+Candidates top_candidates(const torch::Tensor& logits, const BeamState& state, int64_t batch, int64_t K) {
+  const int64_t width = state.width, V = logits.size(1);
+  auto log_probs = torch::log_softmax(logits.to(torch::kFloat), -1);  // (B * width, V)
+  auto row_scores = torch::tensor(state.scores, torch::kDouble).to(log_probs.device(), torch::kFloat);
+  auto totals = (log_probs + row_scores.view({-1, 1})).view({batch, width * V});  // (B, width * V)
+  // 2K candidates: even if K of them end in eos, K live beams remain.
+  Candidates candidates;
+  candidates.count = std::min(2 * K, width * V);
+  auto top_index = std::get<1>(totals.topk(candidates.count, 1));  // (B, count), best first
+  candidates.log_probs = log_probs.view({batch, width * V}).gather(1, top_index).to(torch::kCPU, torch::kDouble);
+  candidates.index = top_index.cpu();
+  return candidates;
+}
+
+// Input b's share of one step (LEN tokens per candidate): an eos among its top K candidates closes a hypothesis,
+// the other candidates fill its K next rows, best first.
+void extend_input(int64_t b, int64_t len, int64_t V, const Candidates& candidates, const BeamSearchOptions& options,
+                  BeamState& state, NextRows& next) {
+  const int64_t K = options.num_beams, width = state.width;
+  auto index_a = candidates.index.accessor<int64_t, 2>();
+  auto log_prob_a = candidates.log_probs.accessor<double, 2>();
+  int64_t kept = 0;
+  if (!state.done[b]) {
+    for (int64_t c = 0; c < candidates.count && kept < K; ++c) {
+      const int64_t beam = index_a[b][c] / V, token = index_a[b][c] % V, old = b * width + beam;
+      const double total = state.scores[old] + log_prob_a[b][c];
+      if (!std::isfinite(total)) break;  // dead rows (tiny vocabularies) sort last
+      if (token == options.eos_id) {
+        // As HF: an eos only counts from the top K candidates; it closes a hypothesis.
+        if (c >= K) continue;
+        Hypothesis h;
+        h.tokens = state.sequences[old];
+        h.tokens.push_back(token);
+        h.log_prob = total;
+        h.score = total / length_penalty(len, options.length_penalty);
+        state.finished[b].add(std::move(h));
+        continue;
+      }
+      const int64_t row = b * K + kept++;
+      next.parents[row] = old;
+      next.tokens[row] = token;
+      next.scores[row] = total;
+      next.sequences[row] = state.sequences[old];
+      next.sequences[row].push_back(token);
+    }
+  }
+  // Rows without a live beam (input done, or too few candidates) follow row b * width with a pad and
+  // score -inf, so they never produce a candidate again.
+  for (; kept < K; ++kept) next.parents[b * K + kept] = b * width;
+}
+
+// Whether a live input is done after a step of LEN tokens whose best live beam scored BEST_LIVE.
+bool input_done(const Finished& finished, double best_live, int64_t len, const BeamSearchOptions& options) {
+  const double alpha = options.length_penalty;
+  if (best_live == kNegInf) return true;
+  if (finished.items.size() < size_t(options.num_beams)) return false;
+  if (options.early_stopping) return true;
+  // Best score a live beam can still reach: its sum only falls; length max_new_tokens (alpha > 0) or
+  // len + 1 (alpha <= 0) maximises sum / penalty for a negative sum.
+  const int64_t best_length = alpha > 0 ? options.max_new_tokens : len + 1;
+  return finished.worst() >= best_live / length_penalty(best_length, alpha);
+}
+
+// At the length limit the live beams compete with the finished ones; per input, the best num_return.
+std::vector<std::vector<Hypothesis>> collect_results(BeamState& state, const BeamSearchOptions& options) {
+  const int64_t K = options.num_beams, batch = int64_t(state.finished.size());
   std::vector<std::vector<Hypothesis>> results(batch);
   for (int64_t b = 0; b < batch; ++b) {
-    if (!done[b]) {
+    if (!state.done[b]) {
       for (int64_t j = 0; j < K; ++j) {
         const int64_t row = b * K + j;
-        if (scores[row] == kNegInf) continue;
+        if (state.scores[row] == kNegInf) continue;
         Hypothesis h;
-        h.tokens = sequences[row];
-        h.log_prob = scores[row];
-        h.score = scores[row] / length_penalty(int64_t(h.tokens.size()), alpha);
-        finished[b].add(std::move(h));
+        h.tokens = state.sequences[row];
+        h.log_prob = state.scores[row];
+        h.score = state.scores[row] / length_penalty(int64_t(h.tokens.size()), options.length_penalty);
+        state.finished[b].add(std::move(h));
       }
     }
-    auto& items = finished[b].items;
+    auto& items = state.finished[b].items;
     std::stable_sort(items.begin(), items.end(),
                      [](const Hypothesis& a, const Hypothesis& c) { return a.score > c.score; });
     if (items.size() > size_t(options.num_return)) items.resize(size_t(options.num_return));
     results[b] = std::move(items);
   }
   return results;
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_search(BeamDecoder& decoder, int64_t batch,
+                                                 const BeamSearchOptions& options) {
+  options.validate();
+  if (batch < 1) throw std::invalid_argument("beam search needs at least one input");
+  const int64_t K = options.num_beams;
+  if (options.max_new_tokens == 0) return std::vector<std::vector<Hypothesis>>(batch, {Hypothesis{}});
+  torch::NoGradGuard no_grad;
+
+  BeamState state(batch, K);
+  torch::Tensor logits = decoder.start();  // (B, V)
+  TORCH_CHECK(logits.dim() == 2 && logits.size(0) == batch, "beam decoder start() returned logits ",
+              logits.sizes(), " for ", batch, " inputs");
+  const int64_t V = logits.size(1);
+
+  for (int64_t len = 1;; ++len) {  // len: tokens in each candidate
+    const Candidates candidates = top_candidates(logits, state, batch, K);
+    NextRows next(batch * K, options.pad_id);
+    for (int64_t b = 0; b < batch; ++b) {
+      extend_input(b, len, V, candidates, options, state, next);
+      // Candidates came best first: row b * K holds the best live beam.
+      if (!state.done[b]) state.done[b] = input_done(state.finished[b], next.scores[b * K], len, options);
+    }
+    state.width = K;
+    state.scores = std::move(next.scores);
+    state.sequences = std::move(next.sequences);
+    if (len == options.max_new_tokens || state.all_done()) break;
+    logits = decoder.step(torch::tensor(next.parents, torch::kLong), torch::tensor(next.tokens, torch::kLong));  // (N, V)
+    TORCH_CHECK(logits.dim() == 2 && logits.size(0) == batch * K && logits.size(1) == V,
+                "beam decoder step() returned logits ", logits.sizes(), ", expected (", batch * K, ", ", V, ")");
+  }
+  return collect_results(state, options);
 }
 
 void reorder_cache(KVCache& cache, const torch::Tensor& rows) {
