@@ -58,6 +58,28 @@ struct TokenStream::Shard {
     }
     return id;
   }
+  // Memory-maps the file at `path` (elem_bytes set), which must hold exactly TOKENS tokens.
+  void map(int64_t tokens) {
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) throw std::runtime_error("missing shard " + path);
+    struct stat st {};
+    fstat(fd, &st);
+    bytes = static_cast<size_t>(st.st_size);
+    if (static_cast<int64_t>(bytes) != tokens * elem_bytes) {
+      ::close(fd);
+      throw std::runtime_error("shard " + path + " has " + std::to_string(bytes) + " bytes, manifest says " +
+                               std::to_string(tokens) + " tokens (" + std::to_string(tokens * elem_bytes) + " bytes)");
+    }
+    if (bytes > 0) {
+      void* p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        throw std::runtime_error("cannot memory-map shard " + path);
+      }
+      data = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);
+  }
 };
 
 namespace {
@@ -111,29 +133,11 @@ TokenStream TokenStream::open(const std::string& data_dir, const std::string& sp
     for (const auto& entry : info.at("shards")) {
       const std::string path = (fs::path(data_dir) / entry.at("file").get<std::string>()).string();
       const int64_t tokens = entry.at("tokens").get<int64_t>();
-      int fd = ::open(path.c_str(), O_RDONLY);
-      if (fd < 0) throw std::runtime_error("missing shard " + path);
-      struct stat st {};
-      fstat(fd, &st);
       auto shard = std::make_shared<Shard>();
       shard->elem_bytes = elem;
       shard->path = path;
       shard->vocab_size = m.value("vocab_size", int64_t{0});
-      shard->bytes = static_cast<size_t>(st.st_size);
-      if (static_cast<int64_t>(shard->bytes) != tokens * elem) {
-        ::close(fd);
-        throw std::runtime_error("shard " + path + " has " + std::to_string(shard->bytes) + " bytes, manifest says " +
-                                 std::to_string(tokens) + " tokens (" + std::to_string(tokens * elem) + " bytes)");
-      }
-      if (shard->bytes > 0) {
-        void* p = mmap(nullptr, shard->bytes, PROT_READ, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) {
-          ::close(fd);
-          throw std::runtime_error("cannot memory-map shard " + path);
-        }
-        shard->data = static_cast<const unsigned char*>(p);
-      }
-      ::close(fd);
+      shard->map(tokens);
       stream.shards_.push_back(shard);
       stream.offsets_.push_back(stream.offsets_.back() + tokens);
     }
@@ -362,15 +366,11 @@ void remove_previous_output(const std::string& dir) {
   for (const auto& path : stale) fs::remove(path);
 }
 
-// prepare_data's work once OUT_DIR exists and holds nothing of an earlier prepare; throws on an empty corpus.
-PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
-                           std::chrono::steady_clock::time_point t0) {
+// Encodes the corpus in batches of about chunk_bytes on up to THREADS threads into TRAIN, written in submission
+// order; counts documents into RESULT and returns the source bytes of the tokens written.
+int64_t encode_corpus(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                      ShardWriter& train, PrepareResult& result) {
   const size_t threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  const int vocab = tokenizer.vocab_size();
-
-  // Encode batches of about chunk_bytes on up to THREADS threads; write results in submission order.
-  PrepareResult result;
-  ShardWriter train(o.out_dir, "train", vocab, o.max_shard_tokens);
   int64_t total_bytes = 0;
   std::deque<std::future<Encoded>> in_flight;
   Batch batch;
@@ -395,23 +395,37 @@ PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, 
   });
   submit();
   while (!in_flight.empty()) write_oldest();
-  if (result.documents == 0) {
-    throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
-                             " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text");
-  }
+  return total_bytes;
+}
 
-  // The validation split is the last val_fraction of the stream; its source bytes are counted exactly.
-  nlohmann::json train_split = train.finish();
+// The manifest entries of both splits, each with its exact source bytes.
+struct Splits {
+  nlohmann::json train, val;
+  int64_t train_bytes = 0, val_bytes = 0;
+};
+
+// Finishes TRAIN and moves the last val_fraction of its stream into the validation split.
+Splits split_validation(const PrepareOptions& o, const Tokenizer& tokenizer, ShardWriter& train, int64_t total_bytes) {
+  Splits splits;
+  splits.train = train.finish();
   const int64_t total = train.tokens();
-  ShardWriter val(o.out_dir, "val", vocab, o.max_shard_tokens);
+  ShardWriter val(o.out_dir, "val", tokenizer.vocab_size(), o.max_shard_tokens);
   int64_t val_bytes = 0;
-  move_tail(o.out_dir, train_split, std::llround(total * o.val_fraction), val, [&](const std::vector<int>& block) {
+  move_tail(o.out_dir, splits.train, std::llround(total * o.val_fraction), val, [&](const std::vector<int>& block) {
     for (int id : block) val_bytes += tokenizer.piece_bytes(id);
   });
-  nlohmann::json val_split = val.finish();
-  train_split["source_bytes"] = total_bytes - val_bytes;
-  val_split["source_bytes"] = val_bytes;
+  splits.val = val.finish();
+  splits.train_bytes = total_bytes - val_bytes;
+  splits.val_bytes = val_bytes;
+  splits.train["source_bytes"] = splits.train_bytes;
+  splits.val["source_bytes"] = splits.val_bytes;
+  return splits;
+}
 
+// Writes OUT_DIR/tokenizer.model, then the manifest (last: a directory with a manifest is complete).
+void write_prepared(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                    int64_t documents, const Splits& splits) {
+  const int vocab = tokenizer.vocab_size();
   const std::string model_path = (fs::path(o.out_dir) / "tokenizer.model").string();
   std::ofstream model_out(model_path, std::ios::binary);
   model_out << tokenizer.serialized();
@@ -422,14 +436,29 @@ PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, 
                              {"tokenizer_hash", tokenizer.hash()},
                              {"vocab_size", vocab},
                              {"dtype", shard_dtype(vocab)},
-                             {"documents", result.documents},
-                             {"splits", {{"train", train_split}, {"val", val_split}}},
+                             {"documents", documents},
+                             {"splits", {{"train", splits.train}, {"val", splits.val}}},
                              {"sources", sources}});
+}
 
-  result.train_tokens = train_split["tokens"].get<int64_t>();
-  result.val_tokens = val_split["tokens"].get<int64_t>();
-  result.train_bytes = total_bytes - val_bytes;
-  result.val_bytes = val_bytes;
+// prepare_data's work once OUT_DIR exists and holds nothing of an earlier prepare; throws on an empty corpus.
+PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
+                           std::chrono::steady_clock::time_point t0) {
+  PrepareResult result;
+  ShardWriter train(o.out_dir, "train", tokenizer.vocab_size(), o.max_shard_tokens);
+  const int64_t total_bytes = encode_corpus(o, tokenizer, files, train, result);
+  if (result.documents == 0) {
+    throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
+                             " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text");
+  }
+  // The validation split is the last val_fraction of the stream; its source bytes are counted exactly.
+  const Splits splits = split_validation(o, tokenizer, train, total_bytes);
+  write_prepared(o, tokenizer, files, result.documents, splits);
+
+  result.train_tokens = splits.train["tokens"].get<int64_t>();
+  result.val_tokens = splits.val["tokens"].get<int64_t>();
+  result.train_bytes = splits.train_bytes;
+  result.val_bytes = splits.val_bytes;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
