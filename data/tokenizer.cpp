@@ -68,14 +68,8 @@ void check(const std::string& error, const std::string& what, const std::string&
   throw std::runtime_error(what + ": " + reason);
 }
 
-}  // namespace
-
-Tokenizer::Tokenizer() : sp_(new_spm_processor()) {}
-Tokenizer::~Tokenizer() = default;
-Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
-Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
-
-void Tokenizer::train(const TokenizerTrainOptions& options) {
+// Tokenizer::train's checks of its options, before any input is read.
+void validate_train_options(const TokenizerTrainOptions& options) {
   const auto& type = options.model_type;
   if (type != "bpe" && type != "unigram" && type != "char") {
     throw std::runtime_error("unknown model type '" + type + "' (expected bpe, unigram or char)");
@@ -87,22 +81,18 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
   }
   if (options.out_dir.empty()) throw std::runtime_error("no output directory given for the tokenizer");
   if (options.max_sentences <= 0) throw std::runtime_error("max_sentences must be positive");
+}
 
-  int64_t seen = 0;
-  std::vector<std::string> lines = sample_lines(options.inputs, options.max_sentences, seen);
-  if (lines.empty()) throw std::runtime_error("the training input contains no text");
-  if (options.verbose) {
-    std::cerr << "tokenizer: training " << type << " (vocab size <= " << options.vocab_size << ") on " << lines.size()
-              << " of " << seen << " lines" << std::endl;
-  }
-
+// SentencePiece trainer arguments for OPTIONS, the input lines given separately (already sampled).
+SpmArgs spm_train_args(const TokenizerTrainOptions& options) {
+  const auto& type = options.model_type;
   std::string symbols = "[MASK],[CLS],[SEP]";
   for (int i = 0; i < special::kNumSentinels; ++i) symbols += ",<extra_id_" + std::to_string(i) + ">";
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   // Exact round trip needs: identity normalisation, no dummy prefix, no whitespace squeezing, and byte
   // fallback for characters outside the vocabulary. vocab_size is an upper bound (hard limit off), so a
   // small corpus or the char model never fails for asking too much.
-  SpmArgs args = {
+  return {
       {"model_type", type},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"hard_vocab_limit", "false"},
@@ -116,14 +106,18 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
       {"split_digits", "true"},
       {"character_coverage", type == "char" ? "1.0" : "0.9995"},
       {"max_sentence_length", std::to_string(2 * kMaxSentenceBytes)},
-      {"input_sentence_size", "0"},  // already sampled above
+      {"input_sentence_size", "0"},  // already sampled (sample_lines)
       {"num_threads", std::to_string(threads)},
       // SentencePiece's own log stays off even with verbose: under the RTLD_DEEPBIND bridge its std::cerr
       // is libstdc++'s never-constructed copy (the executable holds a copy-relocated one): it would crash.
       {"minloglevel", "3"},
   };
+}
+
+// Trains SentencePiece on LINES; returns the serialized model proto, or throws with SentencePiece's reason.
+std::string train_model_proto(const TokenizerTrainOptions& options, const std::vector<std::string>& lines) {
   std::string model;
-  const std::string error = spm_train(args, lines, &model);
+  const std::string error = spm_train(spm_train_args(options), lines, &model);
   if (!error.empty()) {
     std::string message = status_message(error);
     if (message.find("required_chars") != std::string::npos) {
@@ -132,13 +126,38 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
     }
     throw std::runtime_error("tokenizer training failed: " + message);
   }
-  Tokenizer trained = from_serialized(model);  // verifies the special ids
+  return model;
+}
 
-  fs::create_directories(options.out_dir);
-  const std::string path = (fs::path(options.out_dir) / "tokenizer.model").string();
+// Writes OUT_DIR/tokenizer.model, creating OUT_DIR.
+void write_model_file(const std::string& out_dir, const std::string& model) {
+  fs::create_directories(out_dir);
+  const std::string path = (fs::path(out_dir) / "tokenizer.model").string();
   std::ofstream out(path, std::ios::binary);
   out.write(model.data(), static_cast<std::streamsize>(model.size()));
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer() : sp_(new_spm_processor()) {}
+Tokenizer::~Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+
+void Tokenizer::train(const TokenizerTrainOptions& options) {
+  validate_train_options(options);
+  const auto& type = options.model_type;
+  int64_t seen = 0;
+  std::vector<std::string> lines = sample_lines(options.inputs, options.max_sentences, seen);
+  if (lines.empty()) throw std::runtime_error("the training input contains no text");
+  if (options.verbose) {
+    std::cerr << "tokenizer: training " << type << " (vocab size <= " << options.vocab_size << ") on " << lines.size()
+              << " of " << seen << " lines" << std::endl;
+  }
+  const std::string model = train_model_proto(options, lines);
+  Tokenizer trained = from_serialized(model);  // verifies the special ids
+  write_model_file(options.out_dir, model);
 }
 
 Tokenizer Tokenizer::load(const std::string& dir_or_file) {
