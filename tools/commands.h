@@ -10,4 +10,5 @@ int run_generate(int argc, char** argv);
 int run_export(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_plot(int argc, char** argv);
 }  // namespace lmzoo::cli

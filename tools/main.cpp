@@ -30,6 +30,7 @@ const Subcommand kSubcommands[] = {
     {"export", lmzoo::cli::run_export, "export a checkpoint as a runnable TorchScript module"},
     {"presets", lmzoo::cli::run_presets, "list named model presets with parameter counts"},
     {"bench", lmzoo::cli::run_bench, "measure training speed (ms/iter, tokens/s, MFU)"},
+    {"plot", lmzoo::cli::run_plot, "draw loss and learning-rate curves of runs as an SVG"},
 };
 
 void print_usage(std::ostream& out) {
