@@ -70,10 +70,6 @@ void check(const std::string& error, const std::string& what, const std::string&
 
 // Tokenizer::train's checks of its options, before any input is read.
 void validate_train_options(const TokenizerTrainOptions& options) {
-  const auto& type = options.model_type;
-  if (type != "bpe" && type != "unigram" && type != "char") {
-    throw std::runtime_error("unknown model type '" + type + "' (expected bpe, unigram or char)");
-  }
   if (options.vocab_size < kMinVocab) {
     throw std::runtime_error("vocab size " + std::to_string(options.vocab_size) + " is too small: " +
                              std::to_string(kMinVocab - 1) + " ids are reserved (" +
@@ -93,7 +89,7 @@ SpmArgs spm_train_args(const TokenizerTrainOptions& options) {
   // fallback for characters outside the vocabulary. vocab_size is an upper bound (hard limit off), so a
   // small corpus or the char model never fails for asking too much.
   return {
-      {"model_type", type},
+      {"model_type", enum_name(type)},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"hard_vocab_limit", "false"},
       {"pad_id", "0"}, {"unk_id", "1"}, {"bos_id", "2"}, {"eos_id", "3"},
@@ -104,7 +100,7 @@ SpmArgs spm_train_args(const TokenizerTrainOptions& options) {
       {"remove_extra_whitespaces", "false"},
       {"allow_whitespace_only_pieces", "true"},
       {"split_digits", "true"},
-      {"character_coverage", type == "char" ? "1.0" : "0.9995"},
+      {"character_coverage", type == TokenizerType::kChar ? "1.0" : "0.9995"},
       {"max_sentence_length", std::to_string(2 * kMaxSentenceBytes)},
       {"input_sentence_size", "0"},  // already sampled (sample_lines)
       {"num_threads", std::to_string(threads)},

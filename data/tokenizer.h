@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "data/enum_table.h"
+
 
 namespace lmzoo {
 
@@ -26,10 +28,22 @@ constexpr int kNumSentinels = 100;
 constexpr int kNumSpecial = kSentinel0 + kNumSentinels;  // ids [0, 107) are special
 }  // namespace special
 
+enum class TokenizerType { kBpe, kUnigram, kChar };
+
+template <>
+struct EnumTable<TokenizerType> {
+  static constexpr const char* what = "model type";
+  static constexpr EnumEntry<TokenizerType> entries[] = {
+      {TokenizerType::kBpe, "bpe", "byte-pair merges"},
+      {TokenizerType::kUnigram, "unigram", "unigram language model"},
+      {TokenizerType::kChar, "char", "one piece per character"},
+  };
+};
+
 struct TokenizerTrainOptions {
   std::vector<std::string> inputs;  // files or directories (.txt, .jsonl with "text")
   int vocab_size = 8000;            // upper bound for model_type "char"
-  std::string model_type = "bpe";   // bpe | unigram | char
+  TokenizerType model_type = TokenizerType::kBpe;
   std::string out_dir;              // writes OUT/tokenizer.model
   int64_t max_sentences = 2000000;  // sampled input lines
   bool verbose = false;             // report the sample size on stderr

@@ -19,17 +19,17 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
     return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
   };
   word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.padded_vocab(), d));
-  if (config.position == "learned") {
+  if (config.position == Position::kLearned) {
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
   }
-  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, d);
-  if (uses_attention_bias(config)) attn_bias = register_module("attn_bias", AttentionBias(config, true));
+  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, d);
+  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, true));
   token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
   emb_ln = register_module("emb_ln", make_norm(config));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
-  if (config.norm_position == "pre" && config.final_norm) ln_f = register_module("ln_f", make_norm(config));
+  if (config.norm_position == NormPosition::kPre && config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   mlm_dense = register_module("mlm_dense", linear(d, d, config.bias));
   mlm_ln = register_module("mlm_ln", make_norm(config));
   if (!config.tie_embeddings) mlm_decoder = register_module("mlm_decoder", linear(d, config.padded_vocab(), false));
@@ -42,7 +42,7 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
 // output projections (c_proj) by 1/sqrt(2 * n_layer).
 void BertImpl::init_weights() {
   torch::NoGradGuard no_grad;
-  const double residual_std = config_.init == "gpt2" ? 0.02 / std::sqrt(2.0 * config_.n_layer) : 0.02;
+  const double residual_std = config_.init == InitScheme::kGpt2 ? 0.02 / std::sqrt(2.0 * config_.n_layer) : 0.02;
   for (auto& item : named_parameters()) {
     auto& p = item.value();
     if (ends_with(item.key(), "rel_bias.weight")) {

@@ -8,7 +8,7 @@ namespace lmzoo {
 namespace {
 ModelConfig bert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d_ff) {
   ModelConfig c;
-  c.arch = "bert";
+  c.arch = Arch::kBert;
   c.vocab_size = 30522;
   c.n_layer = n_layer;
   c.n_head = n_head;
@@ -19,12 +19,12 @@ ModelConfig bert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t
   c.dropout = 0.1;
   c.bias = true;
   c.tie_embeddings = true;
-  c.norm = "layernorm";
-  c.norm_position = "post";
+  c.norm = NormKind::kLayerNorm;
+  c.norm_position = NormPosition::kPost;
   c.norm_eps = 1e-12;
-  c.activation = "gelu";
-  c.position = "learned";
-  c.init = "bert";
+  c.activation = Activation::kGelu;
+  c.position = Position::kLearned;
+  c.init = InitScheme::kBert;
   return c;
 }
 }  // namespace
@@ -48,7 +48,7 @@ int64_t count_bert_parameters(const ModelConfig& c, bool with_pooler, bool with_
   int64_t total = V * d + c.type_vocab_size * d + count::norm(c);           // word, token type, emb_ln
   total += count::positions(c);                                              // position or bias table
   total += c.n_layer * (2 * count::norm(c) + count::self_attention(c) + count::feed_forward(c));  // blocks
-  if (c.norm_position == "pre" && c.final_norm) total += count::norm(c);   // ln_f
+  if (c.norm_position == NormPosition::kPre && c.final_norm) total += count::norm(c);   // ln_f
   if (with_pooler) total += dense;
   if (with_mlm_head) total += dense + count::norm(c) + V + (c.tie_embeddings ? 0 : V * d);
   return total;

@@ -14,7 +14,7 @@ torch::Tensor add_residual(const torch::Tensor& x, torch::Tensor out) {
 
 }  // namespace
 
-TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == "pre") {
+TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == NormPosition::kPre) {
   ln_1 = register_module("ln_1", make_norm(config));
   attn = register_module("attn", SelfAttention(config));
   ln_2 = register_module("ln_2", make_norm(config));
@@ -32,7 +32,7 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const Attent
   return ln_2(add_residual(h, resid_dropout(mlp(h))));
 }
 
-DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == "pre") {
+DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == NormPosition::kPre) {
   ln_1 = register_module("ln_1", make_norm(config));
   attn = register_module("attn", SelfAttention(config));
   ln_2 = register_module("ln_2", make_norm(config));

@@ -12,24 +12,17 @@ namespace {
 void require(bool ok, const std::string& message) {
   if (!ok) throw std::invalid_argument("model config: " + message);
 }
-void require_one_of(const std::string& field, const std::string& value, const std::set<std::string>& allowed) {
-  if (allowed.count(value)) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
-  throw std::invalid_argument("model config: " + field + " '" + value + "' is not one of " + list);
-}
 }  // namespace
 
 void ModelConfig::validate() const {
   require(format_version >= 1 && format_version <= kModelConfigFormatVersion,
           "format_version " + std::to_string(format_version) + " is not supported by this lmzoo (max " +
               std::to_string(kModelConfigFormatVersion) + ")");
-  require_one_of("arch", arch, {"gpt", "bert", "t5"});
-  const bool t5 = arch == "t5";
+  const bool t5 = arch == Arch::kT5;
   require(vocab_size > 0, "vocab_size must be positive");
   require(n_layer > 0, "n_layer must be positive");
   require(n_decoder_layer >= 0, "n_decoder_layer must be >= 0 (0 means n_layer)");
-  require(t5 || n_decoder_layer == 0, "n_decoder_layer is for arch t5 only (arch is " + arch + ")");
+  require(t5 || n_decoder_layer == 0, "n_decoder_layer is for arch t5 only (arch is " + enum_name(arch) + ")");
   require(n_head > 0, "n_head must be positive");
   require(n_kv_heads >= 0 && (n_kv_heads == 0 || n_head % n_kv_heads == 0),
           "n_kv_heads (" + std::to_string(n_kv_heads) + ") must divide n_head (" + std::to_string(n_head) +
@@ -42,7 +35,7 @@ void ModelConfig::validate() const {
   } else {
     require(d_model > 0, "d_model must be positive");
     require(t5 || head_dim * n_head == d_model,
-            "head_dim * n_head must equal d_model (" + std::to_string(d_model) + ") for arch " + arch +
+            "head_dim * n_head must equal d_model (" + std::to_string(d_model) + ") for arch " + enum_name(arch) +
                 "; other head sizes are for arch t5 only");
   }
   require(d_ff >= 0, "d_ff must be >= 0 (0 derives it from d_model)");
@@ -50,13 +43,9 @@ void ModelConfig::validate() const {
   require(type_vocab_size > 0, "type_vocab_size must be positive");
   require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1)");
   require(norm_eps > 0.0, "norm_eps must be positive");
-  require_one_of("norm", norm, {"layernorm", "rmsnorm"});
-  require_one_of("norm_position", norm_position, {"pre", "post"});
-  require_one_of("activation", activation, {"relu", "gelu", "gelu-tanh", "silu", "geglu", "swiglu"});
-  require_one_of("position", position, {"learned", "sinusoidal", "rope", "alibi", "relative", "none"});
-  require(position != "rope" || head_size() % 2 == 0,
+  require(position != Position::kRope || head_size() % 2 == 0,
           "position 'rope' needs an even head size (got " + std::to_string(head_size()) + ")");
-  require(position != "sinusoidal" || d_model % 2 == 0, "position 'sinusoidal' needs an even d_model");
+  require(position != Position::kSinusoidal || d_model % 2 == 0, "position 'sinusoidal' needs an even d_model");
   require(rope_base > 1.0, "rope_base must be > 1");
   require(vocab_multiple >= 1, "vocab_multiple must be >= 1 (1: no padding)");
   require(relative_buckets >= 4 && relative_buckets % 2 == 0,
@@ -64,10 +53,9 @@ void ModelConfig::validate() const {
   require(relative_max_distance > relative_buckets / 2,
           "relative_max_distance (" + std::to_string(relative_max_distance) + ") must exceed relative_buckets / 2 (" +
               std::to_string(relative_buckets / 2) + ", the exactly bucketed distances)");
-  require_one_of("init", init, {"gpt2", "bert", "t5"});
-  require(t5 == (init == "t5"), t5 ? "arch t5 needs init 't5' (got '" + init + "')"
-                                   : "init 't5' is for arch t5 only (arch is " + arch + ")");
-  require(labels.empty() || arch == "bert", "labels (a classification head) need arch bert");
+  require(t5 == (init == InitScheme::kT5), t5 ? "arch t5 needs init 't5' (got '" + enum_name(init) + "')"
+                                               : "init 't5' is for arch t5 only (arch is " + enum_name(arch) + ")");
+  require(labels.empty() || arch == Arch::kBert, "labels (a classification head) need arch bert");
   require(labels.empty() || labels.size() >= 2, "a classifier needs at least 2 labels");
   require(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size(), "labels must be distinct");
 }
@@ -79,7 +67,7 @@ int64_t ModelConfig::ff_dim() const {
   return (8 * d_model / 3 + m - 1) / m * m;  // LLaMA: 2/3 of 4 d_model, so gated and plain cost the same
 }
 
-double ModelConfig::attention_scale() const { return arch == "t5" ? 1.0 : 1.0 / std::sqrt(double(head_size())); }
+double ModelConfig::attention_scale() const { return arch == Arch::kT5 ? 1.0 : 1.0 / std::sqrt(double(head_size())); }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("model config: expected a JSON object");
@@ -87,7 +75,12 @@ ModelConfig model_config_from_json(const nlohmann::json& j) {
   for (const auto& item : j.items()) {
     if (!known.contains(item.key())) throw std::invalid_argument("model config: unknown field '" + item.key() + "'");
   }
-  ModelConfig config = j.get<ModelConfig>();
+  ModelConfig config;
+  try {
+    config = j.get<ModelConfig>();
+  } catch (const std::invalid_argument& e) {  // an enum field's name outside its table
+    throw std::invalid_argument("model config: " + std::string(e.what()));
+  }
   // Before version 3, d_ff 0 meant 4 * d_model for every activation.
   if (config.format_version < 3 && config.d_ff == 0) config.d_ff = 4 * config.d_model;
   return config;

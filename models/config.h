@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/model_enums.h"
+
 namespace lmzoo {
 
 // 2: T5 fields (n_decoder_layer, head_dim, relative_buckets, relative_max_distance).
@@ -18,7 +20,7 @@ constexpr int64_t kGatedFeedForwardMultiple = 64;
 
 struct ModelConfig {
   int format_version = kModelConfigFormatVersion;
-  std::string arch = "gpt";          // gpt (decoder-only) | bert (encoder-only) | t5 (encoder-decoder)
+  Arch arch = Arch::kGpt;
   int64_t vocab_size = 0;            // 0: taken from the tokenizer
   int64_t n_layer = 4;               // t5: encoder layers
   int64_t n_decoder_layer = 0;       // t5 only: decoder layers (0: n_layer)
@@ -32,19 +34,17 @@ struct ModelConfig {
   double dropout = 0.0;              // attention, residual and embedding dropout
   bool bias = false;                 // biases in linear layers and LayerNorm
   bool tie_embeddings = true;        // LM head shares the token embedding matrix
-  std::string norm = "layernorm";    // layernorm | rmsnorm
-  std::string norm_position = "pre";  // pre | post
+  NormKind norm = NormKind::kLayerNorm;
+  NormPosition norm_position = NormPosition::kPre;
   double norm_eps = 1e-5;
   bool final_norm = true;            // a norm after the last block (gpt, t5; bert pre-norm)
-  // relu | gelu | gelu-tanh | silu | geglu (gelu-tanh gate, T5 v1.1 "gated-gelu") | swiglu (silu gate).
-  // Gated: act(c_fc x) * c_fc_lin x -> c_proj.
-  std::string activation = "gelu";
-  // learned | sinusoidal | rope | alibi | relative (bucketed bias per head, T5's) | none
-  std::string position = "learned";
+  // Gated (geglu: T5 v1.1's "gated-gelu", swiglu): act(c_fc x) * c_fc_lin x -> c_proj.
+  Activation activation = Activation::kGelu;
+  Position position = Position::kLearned;
   double rope_base = 10000.0;        // rope: frequencies base^(-2i / head size)
   int64_t relative_buckets = 32;     // relative position buckets (t5)
   int64_t relative_max_distance = 128;  // distances from here on share the last bucket (t5)
-  std::string init = "gpt2";         // gpt2 (scaled residual projections) | bert (all N(0, 0.02)) | t5
+  InitScheme init = InitScheme::kGpt2;
   std::vector<std::string> labels;   // bert: non-empty makes a sequence classifier over these labels
   int64_t vocab_multiple = 1;        // embedding and output rows padded to a multiple; logits keep vocab_size
 
@@ -56,10 +56,14 @@ struct ModelConfig {
   int64_t attn_dim() const { return n_head * head_size(); }  // width of q (all heads)
   // learned, sinusoidal and rope positions come from tables of max_seq_len rows, which bound the length.
   bool positions_from_table() const {
-    return position == "learned" || position == "sinusoidal" || position == "rope";
+    return position == Position::kLearned || position == Position::kSinusoidal || position == Position::kRope;
   }
   int64_t decoder_layers() const { return n_decoder_layer > 0 ? n_decoder_layer : n_layer; }
-  bool gated_ffn() const { return activation == "geglu" || activation == "swiglu"; }
+  bool gated_ffn() const { return is_gated(activation); }
+  // T5 drops out the feed-forward's hidden activations too (between c_fc and c_proj).
+  bool ffn_hidden_dropout() const { return arch == Arch::kT5; }
+  // alibi and relative positions add a bias to the attention scores.
+  bool position_bias() const { return position == Position::kAlibi || position == Position::kRelative; }
   // Factor on the attention scores q.k: 1/sqrt(hs), except T5, which folds it into the q init.
   double attention_scale() const;
   // Throws std::invalid_argument naming the first bad field.

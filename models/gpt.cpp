@@ -11,11 +11,11 @@ namespace lmzoo {
 GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
   config_.validate();
   wte = register_module("wte", torch::nn::Embedding(config.padded_vocab(), config.d_model));
-  if (config.position == "learned") {
+  if (config.position == Position::kLearned) {
     wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
   }
-  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
-  if (uses_attention_bias(config)) attn_bias = register_module("attn_bias", AttentionBias(config, false));
+  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
+  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, false));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
@@ -39,7 +39,7 @@ void GPTImpl::init_weights() {
       p.normal_(0.0, 1.0 / std::sqrt(double(config_.d_model)));  // T5's relative bias init
       continue;
     }
-    const bool residual_projection = config_.init == "gpt2" && name.size() > 13 &&
+    const bool residual_projection = config_.init == InitScheme::kGpt2 && name.size() > 13 &&
                                      name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
     p.normal_(0.0, residual_projection ? residual_std : 0.02);
   }

@@ -7,7 +7,7 @@
 
 namespace lmzoo::parameter_count {
 
-inline int64_t norm(const ModelConfig& c) { return c.norm == "layernorm" && c.bias ? 2 * c.d_model : c.d_model; }
+inline int64_t norm(const ModelConfig& c) { return c.norm == NormKind::kLayerNorm && c.bias ? 2 * c.d_model : c.d_model; }
 
 // c_attn (q, k, v) + c_proj.
 inline int64_t self_attention(const ModelConfig& c) {
@@ -30,8 +30,8 @@ inline int64_t feed_forward(const ModelConfig& c) {
 
 // Learned position table or relative bias table (sinusoidal, rope, alibi and none have no parameters).
 inline int64_t positions(const ModelConfig& c) {
-  if (c.position == "learned") return c.max_seq_len * c.d_model;
-  if (c.position == "relative") return c.relative_buckets * c.n_head;
+  if (c.position == Position::kLearned) return c.max_seq_len * c.d_model;
+  if (c.position == Position::kRelative) return c.relative_buckets * c.n_head;
   return 0;
 }
 

@@ -7,7 +7,7 @@ namespace {
 ModelConfig llama_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t n_kv_heads, int64_t d_ff,
                         int64_t context) {
   ModelConfig c;
-  c.arch = "gpt";
+  c.arch = Arch::kGpt;
   c.vocab_size = 32000;
   c.n_layer = n_layer;
   c.n_head = n_head;
@@ -18,13 +18,13 @@ ModelConfig llama_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_
   c.dropout = 0.0;
   c.bias = false;
   c.tie_embeddings = false;
-  c.norm = "rmsnorm";
-  c.norm_position = "pre";
+  c.norm = NormKind::kRmsNorm;
+  c.norm_position = NormPosition::kPre;
   c.norm_eps = 1e-5;
-  c.activation = "swiglu";
-  c.position = "rope";
+  c.activation = Activation::kSwiglu;
+  c.position = Position::kRope;
   c.rope_base = 10000.0;
-  c.init = "gpt2";
+  c.init = InitScheme::kGpt2;
   return c;
 }
 

@@ -14,7 +14,7 @@ namespace lmzoo {
 namespace {
 ModelConfig gpt2_shape(int64_t n_layer, int64_t n_head, int64_t d_model) {
   ModelConfig c;
-  c.arch = "gpt";
+  c.arch = Arch::kGpt;
   c.vocab_size = 50257;
   c.n_layer = n_layer;
   c.n_head = n_head;
@@ -22,7 +22,7 @@ ModelConfig gpt2_shape(int64_t n_layer, int64_t n_head, int64_t d_model) {
   c.max_seq_len = 1024;
   c.bias = true;
   c.dropout = 0.0;
-  c.activation = "gelu-tanh";
+  c.activation = Activation::kGeluTanh;
   return c;
 }
 
@@ -34,7 +34,7 @@ ModelConfig gpt_nano() {
   c.max_seq_len = 64;
   c.bias = false;
   c.dropout = 0.0;
-  c.activation = "gelu";
+  c.activation = Activation::kGelu;
   return c;
 }
 }  // namespace
@@ -66,9 +66,9 @@ const Preset& find_preset(const std::string& name) {
 }
 
 int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
-  if (c.arch == "t5") return count_t5_parameters(c);  // relative bias: no position table
-  if (c.arch == "bert") {
-    const bool drop_table = c.position == "learned" && !include_position_embeddings;
+  if (c.arch == Arch::kT5) return count_t5_parameters(c);  // relative bias: no position table
+  if (c.arch == Arch::kBert) {
+    const bool drop_table = c.position == Position::kLearned && !include_position_embeddings;
     const int64_t positions = drop_table ? parameter_count::positions(c) : 0;
     const int64_t n_labels = int64_t(c.labels.size());
     const int64_t head = n_labels ? c.d_model * n_labels + n_labels : 0;  // classifier
@@ -80,14 +80,23 @@ int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings)
   if (c.final_norm) total += count::norm(c);                                                         // ln_f
   total += V * d;                                                                                     // wte
   if (!c.tie_embeddings) total += V * d;                                                              // lm_head
-  if (c.position != "learned" || include_position_embeddings) total += count::positions(c);
+  if (c.position != Position::kLearned || include_position_embeddings) total += count::positions(c);
   return total;
 }
 
 double model_flops_per_token(const ModelConfig& c) {
-  const int64_t layers = c.arch == "t5" ? c.n_layer + c.decoder_layers() : c.n_layer;
+  const int64_t layers = c.arch == Arch::kT5 ? c.n_layer + c.decoder_layers() : c.n_layer;
   return 6.0 * double(count_parameters(c, /*include_position_embeddings=*/false)) +
          12.0 * double(layers) * double(c.d_model) * double(c.max_seq_len);
+}
+
+const Preset& default_preset(Arch arch) {
+  switch (arch) {
+    case Arch::kGpt: return find_preset("gpt-nano");
+    case Arch::kBert: return find_preset("bert-tiny");
+    case Arch::kT5: return find_preset("t5-small");
+  }
+  throw std::logic_error("arch outside its table");
 }
 
 }  // namespace lmzoo

@@ -16,6 +16,8 @@ struct Preset {
 const std::vector<Preset>& all_presets();
 // Throws std::invalid_argument listing the known names when NAME is unknown.
 const Preset& find_preset(const std::string& name);
+// The preset a new run of ARCH starts from when none is named: gpt-nano, bert-tiny or t5-small.
+const Preset& default_preset(Arch arch);
 // Parameter count of the model a config builds, for every arch (unique tensors: a tied head counts
 // once; a Bert includes its pooler and MLM head, a classifier its head), optionally without position
 // embeddings (as MFU's N).

@@ -1,4 +1,4 @@
-// The model registry: arch (and labels) -> the family's module.
+// The model registry: arch (and labels) -> the family's module, and the family-independent accessors.
 #include "models/registry.h"
 
 #include <stdexcept>
@@ -7,43 +7,26 @@ namespace lmzoo {
 
 AnyModel build_model(const ModelConfig& config) {
   config.validate();
-  AnyModel m;
-  if (config.arch == "gpt") {
-    m.gpt = GPT(config);
-  } else if (config.arch == "bert" && config.labels.empty()) {
-    m.bert = Bert(config);
-  } else if (config.arch == "bert") {
-    m.classifier = BertClassifier(config);
-  } else if (config.arch == "t5") {
-    m.t5 = T5(config);
-  } else {
-    throw std::invalid_argument("unknown arch '" + config.arch + "'");
+  switch (config.arch) {
+    case Arch::kGpt: return AnyModel(GPT(config));
+    case Arch::kBert: return config.labels.empty() ? AnyModel(Bert(config)) : AnyModel(BertClassifier(config));
+    case Arch::kT5: return AnyModel(T5(config));
   }
-  return m;
+  throw std::logic_error("arch outside its table");
 }
 
 std::shared_ptr<torch::nn::Module> AnyModel::module() const {
-  if (gpt) return gpt.ptr();
-  if (bert) return bert.ptr();
-  if (classifier) return classifier.ptr();
-  if (t5) return t5.ptr();
-  throw std::logic_error("empty AnyModel");
+  return visit([](const auto& m) -> std::shared_ptr<torch::nn::Module> { return m.ptr(); });
 }
 
 const ModelConfig& AnyModel::config() const {
-  if (gpt) return gpt->config();
-  if (bert) return bert->config();
-  if (classifier) return classifier->config();
-  if (t5) return t5->config();
-  throw std::logic_error("empty AnyModel");
+  return visit([](const auto& m) -> const ModelConfig& { return m->config(); });
 }
 
-std::string AnyModel::kind() const {
-  if (gpt) return "gpt";
-  if (bert) return "bert";
-  if (classifier) return "bert-classifier";
-  if (t5) return "t5";
-  throw std::logic_error("empty AnyModel");
+ModelKind AnyModel::kind() const {
+  return visit(Overloaded{[](const GPT&) { return ModelKind::kGpt; }, [](const Bert&) { return ModelKind::kBert; },
+                          [](const BertClassifier&) { return ModelKind::kBertClassifier; },
+                          [](const T5&) { return ModelKind::kT5; }});
 }
 
 }  // namespace lmzoo

@@ -1,33 +1,74 @@
-// The model registry: one handle for a model of any family, built from its config's arch.
+// The model registry: one closed type (a std::variant) over the families, built from a config; every operation
+// that differs by family dispatches with std::visit, so adding a family makes the compiler name each site.
 // Leaves out: the families themselves (gpt.h, bert.h, bert_classifier.h, t5.h) and presets (presets.h).
 #pragma once
 #include <memory>
-#include <string>
+#include <variant>
 
 #include <torch/torch.h>
 
 #include "models/bert.h"
 #include "models/bert_classifier.h"
 #include "models/config.h"
+#include "data/enum_table.h"
 #include "models/gpt.h"
 #include "models/t5.h"
 
 namespace lmzoo {
 
-// Exactly one member is set: gpt (arch gpt), bert (arch bert), classifier (arch bert with labels),
-// t5 (arch t5).
-struct AnyModel {
-  GPT gpt{nullptr};
-  Bert bert{nullptr};
-  BertClassifier classifier{nullptr};
-  T5 t5{nullptr};
+// The families, in the order of ModelVariant's alternatives.
+enum class ModelKind { kGpt, kBert, kBertClassifier, kT5 };
+
+template <>
+struct EnumTable<ModelKind> {
+  static constexpr const char* what = "model kind";
+  static constexpr EnumEntry<ModelKind> entries[] = {
+      {ModelKind::kGpt, "gpt", "decoder-only language model"},
+      {ModelKind::kBert, "bert", "encoder with a masked-LM head"},
+      {ModelKind::kBertClassifier, "bert-classifier", "encoder with a sequence-classification head"},
+      {ModelKind::kT5, "t5", "encoder-decoder"},
+  };
+};
+
+using ModelVariant = std::variant<GPT, Bert, BertClassifier, T5>;
+
+// A callable from lambdas, one per family: std::visit(Overloaded{[](const GPT&) {...}, ...}, variant).
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+class AnyModel {
+ public:
+  explicit AnyModel(ModelVariant model) : model_(std::move(model)) {}
+
+  // f called with the family's module handle (const GPT&, const Bert&, ...); f must accept every family.
+  template <typename F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), model_);
+  }
+  template <typename M>
+  bool is() const {
+    return std::holds_alternative<M>(model_);
+  }
+  // The handle of family M; throws std::logic_error when the model is another family.
+  template <typename M>
+  M as() const {
+    if (const M* m = std::get_if<M>(&model_)) return *m;
+    throw std::logic_error("the model is a " + enum_name(kind()) + ", not the family asked for");
+  }
 
   std::shared_ptr<torch::nn::Module> module() const;
   const ModelConfig& config() const;
-  // "gpt", "bert", "bert-classifier" or "t5": what commands dispatch on.
-  std::string kind() const;
+  ModelKind kind() const;
+
+ private:
+  ModelVariant model_;
 };
 
+// The family of config: arch gpt, bert (with labels: a classifier) or t5. Validates config first.
 AnyModel build_model(const ModelConfig& config);
 
 }  // namespace lmzoo

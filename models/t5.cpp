@@ -18,16 +18,16 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
       h->push_back(TransformerBlock(config));
     }
   }
-  if (config.position == "relative") {
+  if (config.position == Position::kRelative) {
     rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                                 config.relative_max_distance, !decoder));
   }
-  if (config.position == "alibi") attn_bias = register_module("attn_bias", AttentionBias(config, !decoder));
-  if (config.position == "learned") {
+  if (config.position == Position::kAlibi) attn_bias = register_module("attn_bias", AttentionBias(config, !decoder));
+  if (config.position == Position::kLearned) {
     wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
   }
   // T5's token embeddings are N(0, 1) already: the table is added unscaled.
-  if (config.position == "sinusoidal") sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
+  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
   table_length_ = config.positions_from_table() ? config.max_seq_len : 0;
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
@@ -65,7 +65,7 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
 
 T5Impl::T5Impl(const ModelConfig& config) : config_(config) {
   config_.validate();
-  TORCH_CHECK(config_.arch == "t5", "T5 needs a config with arch t5, got ", config_.arch);
+  TORCH_CHECK(config_.arch == Arch::kT5, "T5 needs a config with arch t5, got ", enum_name(config_.arch));
   shared = register_module("shared", torch::nn::Embedding(config.padded_vocab(), config.d_model));
   encoder = register_module("encoder", T5Stack(config, false));
   decoder = register_module("decoder", T5Stack(config, true));

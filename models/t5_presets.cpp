@@ -8,7 +8,7 @@ namespace lmzoo {
 namespace {
 ModelConfig t5_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d_ff, bool v1_1) {
   ModelConfig c;
-  c.arch = "t5";
+  c.arch = Arch::kT5;
   c.vocab_size = 32128;
   c.n_layer = n_layer;
   c.n_decoder_layer = 0;  // as many decoder layers
@@ -20,14 +20,14 @@ ModelConfig t5_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d
   c.dropout = v1_1 ? 0.0 : 0.1;
   c.bias = false;
   c.tie_embeddings = !v1_1;
-  c.norm = "rmsnorm";
-  c.norm_position = "pre";
+  c.norm = NormKind::kRmsNorm;
+  c.norm_position = NormPosition::kPre;
   c.norm_eps = 1e-6;
-  c.activation = v1_1 ? "geglu" : "relu";
-  c.position = "relative";
+  c.activation = v1_1 ? Activation::kGeglu : Activation::kRelu;
+  c.position = Position::kRelative;
   c.relative_buckets = 32;
   c.relative_max_distance = 128;
-  c.init = "t5";
+  c.init = InitScheme::kT5;
   return c;
 }
 }  // namespace

@@ -9,7 +9,7 @@ namespace lmzoo {
 
 namespace {
 void write_gpt(script::SourceWriter& s, const ModelConfig& c) {
-  if (c.position == "relative") s.relative_bias_method("_position_bias", "attn_bias.rel_bias.weight", false);
+  if (c.position == Position::kRelative) s.relative_bias_method("_position_bias", "attn_bias.rel_bias.weight", false);
   s.def("forward(self, input_ids: Tensor) -> Tensor");
   s.line("B = input_ids.size(0)");
   s.line("T = input_ids.size(1)");
@@ -45,29 +45,28 @@ ExportedModel export_model(const AnyModel& model, const std::string& tokenizer_m
   const std::string V = std::to_string(c.vocab_size), C = std::to_string(c.d_model);
   const std::string bert_args = "input_ids " + T + ", attention_mask (B, T) = None, token_type_ids (B, T) = None";
   const std::string bert_encode = "encode(" + bert_args + ") -> (hidden (B, T, " + C + "), pooled (B, " + C + "))";
-  if (model.gpt) {
-    GPT gpt = model.gpt;
-    return {export_gpt(gpt, tokenizer_model), {"forward(input_ids " + T + ") -> logits (B, T, " + V + ")"}};
-  }
-  if (model.bert) {
-    Bert bert = model.bert;
-    return {export_bert(bert, tokenizer_model),
-            {"forward(" + bert_args + ") -> MLM logits (B, T, " + V + ")", bert_encode}};
-  }
-  if (model.classifier) {
-    BertClassifier classifier = model.classifier;
-    const std::string n = std::to_string(c.labels.size());
-    return {export_bert_classifier(classifier, tokenizer_model),
-            {"forward(" + bert_args + ") -> class logits (B, " + n + "), classes in attribute labels",
-             bert_encode}};
-  }
-  T5 t5 = model.t5;
-  return {export_t5(t5, tokenizer_model),
-          {"forward(input_ids (B, S), attention_mask (B, S) or None, decoder_input_ids (B, T)) -> logits (B, T, " +
-               V + ")",
-           "encode(input_ids (B, S), attention_mask (B, S) = None) -> encoder hidden (B, S, " + C + ")",
-           "decode(decoder_input_ids (B, T), encoder_hidden (B, S, " + C +
-               "), attention_mask (B, S) = None) -> logits (B, T, " + V + ")"}};
+  return model.visit(Overloaded{
+      [&](GPT gpt) -> ExportedModel {
+        return {export_gpt(gpt, tokenizer_model), {"forward(input_ids " + T + ") -> logits (B, T, " + V + ")"}};
+      },
+      [&](Bert bert) -> ExportedModel {
+        return {export_bert(bert, tokenizer_model),
+                {"forward(" + bert_args + ") -> MLM logits (B, T, " + V + ")", bert_encode}};
+      },
+      [&](BertClassifier classifier) -> ExportedModel {
+        const std::string n = std::to_string(c.labels.size());
+        return {export_bert_classifier(classifier, tokenizer_model),
+                {"forward(" + bert_args + ") -> class logits (B, " + n + "), classes in attribute labels",
+                 bert_encode}};
+      },
+      [&](T5 t5) -> ExportedModel {
+        return {export_t5(t5, tokenizer_model),
+                {"forward(input_ids (B, S), attention_mask (B, S) or None, decoder_input_ids (B, T)) -> logits "
+                 "(B, T, " + V + ")",
+                 "encode(input_ids (B, S), attention_mask (B, S) = None) -> encoder hidden (B, S, " + C + ")",
+                 "decode(decoder_input_ids (B, T), encoder_hidden (B, S, " + C +
+                     "), attention_mask (B, S) = None) -> logits (B, T, " + V + ")"}};
+      }});
 }
 
 }  // namespace lmzoo

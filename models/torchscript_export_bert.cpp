@@ -14,7 +14,7 @@ const char* kArgs =
 // _hidden(input_ids, attention_mask, token_type_ids) -> (B, T, C) and _pool(hidden) -> (B, C) for the
 // encoder whose parameters start with prefix ("" for Bert, "bert." inside the classifier).
 void write_encoder(script::SourceWriter& s, const ModelConfig& c, const std::string& prefix) {
-  if (c.position == "relative") s.relative_bias_method("_position_bias", prefix + "attn_bias.rel_bias.weight", true);
+  if (c.position == Position::kRelative) s.relative_bias_method("_position_bias", prefix + "attn_bias.rel_bias.weight", true);
   s.def("_hidden(self, input_ids: Tensor, attention_mask: Optional[Tensor], token_type_ids: Optional[Tensor]) -> "
         "Tensor");
   s.line("B = input_ids.size(0)");
@@ -32,7 +32,7 @@ void write_encoder(script::SourceWriter& s, const ModelConfig& c, const std::str
   s.line("x = " + s.norm(prefix + "emb_ln", "x"));
   s.line("blocked = (mask == 0).view(B, 1, 1, T)", "(B, 1, 1, T): pad keys, every head and query");
   for (int64_t i = 0; i < c.n_layer; ++i) s.block(prefix + "h." + std::to_string(i), "blocked", bias);
-  const bool final_norm = c.norm_position == "pre" && c.final_norm;
+  const bool final_norm = c.norm_position == NormPosition::kPre && c.final_norm;
   s.line("return " + (final_norm ? s.norm(prefix + "ln_f", "x") : std::string("x")));
 
   s.def("_pool(self, hidden: Tensor) -> Tensor");

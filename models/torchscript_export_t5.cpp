@@ -12,7 +12,7 @@ namespace lmzoo {
 namespace {
 
 void write_t5(script::SourceWriter& s, const ModelConfig& c) {
-  if (c.position == "relative") {
+  if (c.position == Position::kRelative) {
     s.relative_bias_method("_encoder_position_bias", "encoder.rel_bias.weight", true);
     s.relative_bias_method("_decoder_position_bias", "decoder.rel_bias.weight", false);
   }

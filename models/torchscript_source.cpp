@@ -33,15 +33,15 @@ torch::jit::Module new_module(const std::string& type_name, torch::nn::Module& m
     module.register_parameter(scripted_name(p.key()), p.value().detach().to(torch::kCPU).clone(), false);
   }
   // The fixed position tables, as the models compute them (position_setup reads them).
-  if (config.position == "sinusoidal") {
+  if (config.position == Position::kSinusoidal) {
     module.register_buffer("sinusoid_table", sinusoidal_table(config.max_seq_len, config.d_model));
   }
-  if (config.position == "rope") {
+  if (config.position == Position::kRope) {
     const RotaryTables rope = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
     module.register_buffer("rope_cos", rope.cos);
     module.register_buffer("rope_sin", rope.sin);
   }
-  if (config.position == "alibi") {
+  if (config.position == Position::kAlibi) {
     auto slopes = torch::tensor(alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat);  // (nh,)
     module.register_buffer("alibi_slopes", slopes);
   }
@@ -82,7 +82,7 @@ std::string SourceWriter::param(const std::string& name) const {
 
 std::string SourceWriter::norm(const std::string& prefix, const std::string& x) const {
   const std::string eps = literal(config_.norm_eps);
-  if (config_.norm == "rmsnorm") {  // variance in fp32, as NormImpl
+  if (config_.norm == NormKind::kRmsNorm) {  // variance in fp32, as NormImpl
     return "(" + x + ".float() * torch.rsqrt(" + x + ".float().pow(2).mean(-1, keepdim=True) + " + eps + ")).to(" +
            x + ".dtype) * " + param(prefix + ".weight");
   }
@@ -97,12 +97,15 @@ std::string SourceWriter::linear(const std::string& prefix, const std::string& x
 }
 
 std::string SourceWriter::activation(const std::string& x) const {
-  const std::string& name = config_.activation;
-  if (name == "relu") return "torch.relu(" + x + ")";
-  if (name == "gelu") return "torch.gelu(" + x + ")";
-  if (name == "gelu-tanh" || name == "geglu") return "torch.gelu(" + x + ", approximate='tanh')";
-  if (name == "silu" || name == "swiglu") return "torch.silu(" + x + ")";
-  throw std::invalid_argument("export: unsupported activation " + name);
+  switch (config_.activation) {
+    case Activation::kRelu: return "torch.relu(" + x + ")";
+    case Activation::kGelu: return "torch.gelu(" + x + ")";
+    case Activation::kGeluTanh:
+    case Activation::kGeglu: return "torch.gelu(" + x + ", approximate='tanh')";
+    case Activation::kSilu:
+    case Activation::kSwiglu: return "torch.silu(" + x + ")";
+  }
+  throw std::logic_error("activation outside its table");
 }
 
 std::string SourceWriter::feed_forward(const std::string& prefix, const std::string& x) const {
@@ -144,7 +147,7 @@ std::string SourceWriter::self_attention(const std::string& prefix, const std::s
   line("k = qkv[:, :, " + q_end + ":" + k_end + "].reshape(B, T, " + kv_heads + ").transpose(1, 2)",
        "(B, n_kv, T, hs)");
   line("v = qkv[:, :, " + k_end + ":].reshape(B, T, " + kv_heads + ").transpose(1, 2)");
-  if (config_.position == "rope") {
+  if (config_.position == Position::kRope) {
     rotate("q");
     rotate("k");
   }
@@ -194,26 +197,26 @@ void SourceWriter::relative_bias_method(const std::string& name, const std::stri
 
 std::string SourceWriter::position_setup(const std::string& learned_table, const std::string& device,
                                          const std::string& relative_method) {
-  const std::string& position = config_.position;
-  if (position == "learned") line("x = x + " + param(learned_table) + "[:T]", "(T, C) broadcast over B");
-  if (position == "sinusoidal") {  // the embedding scale of GPT / Bert, then new_module's table
-    if (config_.arch != "t5") {
+  const Position position = config_.position;
+  if (position == Position::kLearned) line("x = x + " + param(learned_table) + "[:T]", "(T, C) broadcast over B");
+  if (position == Position::kSinusoidal) {  // the embedding scale of GPT / Bert, then new_module's table
+    if (config_.arch != Arch::kT5) {
       line("x = x * " + literal(std::sqrt(double(config_.d_model))), "token embeddings scaled by sqrt(C)");
     }
     line("x = x + self.sinusoid_table[:T]", "(T, C)");
   }
-  if (position == "rope") {
+  if (position == Position::kRope) {
     line("rope_cos = self.rope_cos[:T]", "(T, hs)");
     line("rope_sin = self.rope_sin[:T]");
   }
-  if (position == "alibi") {  // as AttentionBiasImpl: -slope_h * |query - key|
+  if (position == Position::kAlibi) {  // as AttentionBiasImpl: -slope_h * |query - key|
     line("pos = torch.arange(T, device=" + device + ").float()");
     line("position_bias = -self.alibi_slopes.view(1, -1, 1, 1) * (pos.view(-1, 1) - pos.view(1, -1)).abs()"
          ".unsqueeze(0)",
          "(1, nh, T, T)");
     return "position_bias";
   }
-  if (position == "relative") {
+  if (position == Position::kRelative) {
     line("position_bias = self." + relative_method + "(T, T)", "(1, nh, T, T)");
     return "position_bias";
   }
@@ -227,7 +230,7 @@ std::string SourceWriter::unpadded(const std::string& logits) const {
 
 void SourceWriter::residual(const std::string& norm_prefix,
                             const std::function<std::string(const std::string&)>& sublayer) {
-  if (config_.norm_position == "pre") {
+  if (config_.norm_position == NormPosition::kPre) {
     line("a = " + norm(norm_prefix, "x"));
     line("x = x + " + sublayer("a"));
   } else {

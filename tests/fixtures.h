@@ -80,7 +80,7 @@ inline const Fixture& tiny_corpus(const char* model_type_name = "bpe") {
 
   TokenizerTrainOptions options;
   options.inputs = {f.text_file};
-  options.model_type = model_type;
+  options.model_type = parse_enum<TokenizerType>(model_type);
   options.vocab_size = model_type == "char" ? 100000 : 512;
   options.out_dir = f.tokenizer_dir;
   Tokenizer::train(options);

@@ -20,7 +20,7 @@ constexpr int64_t kVocab = 150;  // above the 107 special ids, so random replace
 ModelConfig tiny_bert(const std::string& norm_position = "post") {
   ModelConfig c = test::tiny_bert_config(kVocab);
   c.norm_eps = 1e-12;
-  c.norm_position = norm_position;
+  c.norm_position = parse_enum<NormPosition>(norm_position);
   return c;
 }
 

@@ -116,7 +116,7 @@ TEST_CASE("CLI: prepare pairs, train t5 span and seq2seq, resume, evaluate", "[c
   check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + kTinyT5 + "--noise-density 1.5"),
                    "noise_density");
   check_user_error(run_cli("train --data " + f.data_dir + " --out " + dir / "x" + " --objective bogus"),
-                   "objective 'bogus' is not available");
+                   "--objective bogus is not one of causal|mlm|classify|span|prefix|seq2seq");
   write_text(dir / "bad.tsv", "one\ttwo\nno tab\n");
   check_user_error(run_cli("prepare --pairs " + dir / "bad.tsv" + " --tokenizer " + f.tokenizer_dir + " --out " +
                            dir / "badpairs"),

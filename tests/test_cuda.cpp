@@ -36,15 +36,15 @@ TrainBatch batch_for(const AnyModel& model) {
   b.input_ids = torch::randint(5, 99, {B, T}, torch::kLong);
   b.attention_mask = torch::ones({B, T}, torch::kLong);
   b.attention_mask.index_put_({1, torch::indexing::Slice(8, T)}, 0);
-  const std::string kind = model.kind();
-  if (kind == "gpt") {
+  const ModelKind kind = model.kind();
+  if (kind == ModelKind::kGpt) {
     b.attention_mask = torch::Tensor();
     b.labels = torch::randint(5, 99, {B, T}, torch::kLong);
-  } else if (kind == "bert") {
+  } else if (kind == ModelKind::kBert) {
     b.token_type_ids = torch::zeros({B, T}, torch::kLong);
     b.labels = torch::full({B, T}, -1, torch::kLong);
     b.labels.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, 6)}, 42);
-  } else if (kind == "bert-classifier") {
+  } else if (kind == ModelKind::kBertClassifier) {
     b.token_type_ids = torch::zeros({B, T}, torch::kLong);
     b.labels = torch::tensor({0, 1, 0}, torch::kLong);
   } else {  // t5
@@ -87,13 +87,13 @@ TEST_CASE("CUDA: loss and gradients equal the CPU's for every family (fp32)", "[
   SECTION("gpt") { check_cpu_cuda_agree(tiny_gpt_config()); }
   SECTION("gpt, rope + grouped-query heads") {
     auto c = tiny_gpt_config();
-    c.position = "rope";
+    c.position = Position::kRope;
     c.n_kv_heads = 2;
     check_cpu_cuda_agree(c);
   }
   SECTION("gpt, alibi") {
     auto c = tiny_gpt_config();
-    c.position = "alibi";
+    c.position = Position::kAlibi;
     check_cpu_cuda_agree(c);
   }
   SECTION("gpt, prefix-LM mask") {
@@ -119,7 +119,7 @@ TEST_CASE("CUDA: bf16 autocast loss stays within 2% of fp32 for every family", "
     const double fp32 = task_loss(model, batch).item<double>();
     double bf16 = 0.0;
     {
-      AutocastScope autocast("bf16", kCuda);
+      AutocastScope autocast(Precision::kBf16, kCuda);
       bf16 = task_loss(model, batch).item<double>();
     }
     INFO(config.arch);

@@ -37,10 +37,10 @@ TEST_CASE("exported TorchScript matches lmzoo's logits in C++", "[export]") {
     ModelConfig c = export_config();
     c.bias = v.bias;
     c.tie_embeddings = v.tie;
-    c.norm = v.norm;
-    c.position = v.position;
-    c.activation = v.activation;
-    c.norm_position = v.norm_position;
+    c.norm = parse_enum<NormKind>(v.norm);
+    c.position = parse_enum<Position>(v.position);
+    c.activation = parse_enum<Activation>(v.activation);
+    c.norm_position = parse_enum<NormPosition>(v.norm_position);
     GPT model(c);
     model->eval();
     const std::string path = dir / "model.pt";
@@ -123,10 +123,10 @@ TEST_CASE("exported BERT matches lmzoo's MLM logits, hidden states and pooled ou
   for (const auto& v : variants) {
     torch::manual_seed(11);
     ModelConfig c = bert_export_config();
-    c.norm_position = v.norm_position;
-    c.norm = v.norm;
-    c.activation = v.activation;
-    c.position = v.position;
+    c.norm_position = parse_enum<NormPosition>(v.norm_position);
+    c.norm = parse_enum<NormKind>(v.norm);
+    c.activation = parse_enum<Activation>(v.activation);
+    c.position = parse_enum<Position>(v.position);
     c.tie_embeddings = v.tie;
     c.bias = v.bias;
     Bert model(c);
@@ -157,7 +157,7 @@ TEST_CASE("exported BERT classifier matches lmzoo's class logits and carries the
   for (const char* norm_position : {"post", "pre"}) {
     torch::manual_seed(12);
     ModelConfig c = bert_export_config();
-    c.norm_position = norm_position;
+    c.norm_position = parse_enum<NormPosition>(norm_position);
     c.labels = {"neg", "pos", "neutral"};
     BertClassifier model(c);
     perturb(*model);
@@ -199,8 +199,8 @@ TEST_CASE("exported T5 matches lmzoo's logits, encoder output and position bucke
   for (const auto& v : variants) {
     torch::manual_seed(13);
     ModelConfig c = tiny_t5_config(v.gated);
-    c.activation = v.activation;
-    c.norm_position = v.norm_position;
+    c.activation = parse_enum<Activation>(v.activation);
+    c.norm_position = parse_enum<NormPosition>(v.norm_position);
     c.bias = v.bias;
     T5 model(c);
     perturb(*model);

@@ -29,7 +29,7 @@ ModelConfig tiny_llama_config() {
 TEST_CASE("every gpt switch combination exports and matches lmzoo", "[export][variants]") {
   torch::NoGradGuard no_grad;
   TempDir dir;
-  for (const auto& v : switch_matrix("gpt")) {
+  for (const auto& v : switch_matrix(Arch::kGpt)) {
     INFO(v.name);
     torch::manual_seed(31);
     GPT model(v.config);
@@ -46,7 +46,7 @@ TEST_CASE("every gpt switch combination exports and matches lmzoo", "[export][va
 TEST_CASE("every bert switch combination exports and matches lmzoo", "[export][variants]") {
   torch::NoGradGuard no_grad;
   TempDir dir;
-  for (const auto& v : switch_matrix("bert")) {
+  for (const auto& v : switch_matrix(Arch::kBert)) {
     INFO(v.name);
     torch::manual_seed(32);
     Bert model(v.config);

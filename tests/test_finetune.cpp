@@ -20,7 +20,7 @@ namespace {
 TrainRequest bert_request(const Fixture& f, const std::string& out_dir, int64_t steps) {
   TrainRequest r;
   r.model = tiny_bert_config(f.vocab_size);
-  r.train.objective = "mlm";
+  r.train.objective = Objective::kMlm;
   r.train.data_dir = f.data_dir;
   r.train.out_dir = out_dir;
   r.train.steps = steps;
@@ -114,7 +114,7 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
   INFO("mlm train loss " << pretrained.last_train_loss << ", val loss " << pretrained.last_val_loss);
   CHECK(pretrained.last_val_loss < std::log(double(f.vocab_size)) - 1.0);
   const CheckpointInfo base = read_checkpoint(dir / "pretrain");
-  CHECK(base.model.arch == "bert");
+  CHECK(base.model.arch == Arch::kBert);
 
   write_text(dir / "train.tsv", toy_examples(64, 3, true));
   write_text(dir / "dev.tsv", toy_examples(20, 4, false));
@@ -122,7 +122,7 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
   finetune.model = base.model;
   finetune.model.labels = label_set(read_labelled_text(dir / "train.tsv"));
   CHECK(finetune.model.labels == std::vector<std::string>{"animal", "place"});
-  finetune.train.objective = "classify";
+  finetune.train.objective = Objective::kClassify;
   finetune.train.data_dir = dir / "train.tsv";
   finetune.train.val_data = dir / "dev.tsv";
   finetune.train.init_checkpoint = base.dir;
@@ -144,8 +144,8 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
     AnyModel model = build_model(finetune.model);
     init_from_checkpoint(model, base);
     AnyModel original = load_model(base, torch::kCPU);
-    auto encoder = model.classifier->bert->named_parameters();
-    for (const auto& item : original.bert->named_parameters()) {
+    auto encoder = model.as<BertClassifier>()->bert->named_parameters();
+    for (const auto& item : original.as<Bert>()->named_parameters()) {
       CHECK(torch::equal(item.value(), encoder[item.key()]));
     }
     ModelConfig gpt_config;
@@ -157,14 +157,15 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
     const auto tuned = train_model(finetune);
     CHECK(tuned.last_val_loss < 0.2);
     AnyModel model = load_model(read_checkpoint(dir / "classifier"), torch::kCPU);
-    REQUIRE(model.classifier);
+    REQUIRE(model.is<BertClassifier>());
     const Tokenizer tokenizer = Tokenizer::from_serialized(base.tokenizer_model);
-    const auto result = evaluate_classifier(model.classifier, tokenizer, read_labelled_text(dir / "dev.tsv"), 8,
+    BertClassifier classifier = model.as<BertClassifier>();
+    const auto result = evaluate_classifier(classifier, tokenizer, read_labelled_text(dir / "dev.tsv"), 8,
                                             torch::kCPU);
     CHECK(result.examples() == 20);
     CHECK(result.accuracy() == 1.0);
     CHECK(result.macro_f1() == 1.0);
-    const auto ranked = classify_text(model.classifier, tokenizer, "the dog and a cat", "", torch::kCPU);
+    const auto ranked = classify_text(classifier, tokenizer, "the dog and a cat", "", torch::kCPU);
     CHECK(ranked[0].first == "animal");
     CHECK(ranked[0].second > 0.9);
     CHECK(ranked[0].second + ranked[1].second == Approx(1.0));
@@ -181,8 +182,9 @@ TEST_CASE("classifier eval: precision bf16 runs the forward passes under autocas
   AnyModel model = build_model(config);
   const Tokenizer tokenizer = Tokenizer::load(f.tokenizer_dir);
   const auto examples = read_labelled_text(dir / "dev.tsv");
-  const auto exact = evaluate_classifier(model.classifier, tokenizer, examples, 4, torch::kCPU);
-  const auto rounded = evaluate_classifier(model.classifier, tokenizer, examples, 4, torch::kCPU, "bf16");
+  BertClassifier classifier = model.as<BertClassifier>();
+  const auto exact = evaluate_classifier(classifier, tokenizer, examples, 4, torch::kCPU);
+  const auto rounded = evaluate_classifier(classifier, tokenizer, examples, 4, torch::kCPU, Precision::kBf16);
   INFO("fp32 loss " << exact.nll_sum << ", bf16 loss " << rounded.nll_sum);
   CHECK(rounded.examples() == 12);
   CHECK(rounded.nll_sum != exact.nll_sum);

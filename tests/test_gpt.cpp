@@ -18,7 +18,7 @@ TEST_CASE("changing token t+1 never changes outputs at positions <= t", "[gpt]")
   for (const std::string norm_position : {"pre", "post"}) {
     torch::manual_seed(0);
     ModelConfig c = tiny_config();
-    c.norm_position = norm_position;
+    c.norm_position = parse_enum<NormPosition>(norm_position);
     c.bias = true;
     GPT model(c);
     model->eval();

@@ -59,7 +59,8 @@ TEST_CASE("fused RMSNorm equals x * rsqrt(mean(x^2) + eps) * w in output and gra
 
 TEST_CASE("a norm layer takes a bf16 input in its parameters' precision", "[norm_kernel]") {
   torch::manual_seed(63);
-  for (const std::string kind : {"layernorm", "rmsnorm"}) {
+  for (const auto& entry : EnumTable<NormKind>::entries) {
+    const NormKind kind = entry.value;
     Norm norm(16, kind, /*bias=*/true, 1e-5);
     auto x = torch::randn({2, 3, 16}).to(torch::kBFloat16);  // e.g. a linear layer's output under autocast
     auto y = norm(x);

@@ -72,7 +72,7 @@ TEST_CASE("ALiBi slopes equal the published values for 8 and 12 heads", "[positi
 TEST_CASE("ALiBi bias is -slope * |query - key| per head, offset by cached positions", "[positions][alibi]") {
   ModelConfig c = lmzoo::test::tiny_gpt_config();
   c.n_head = 2;  // slopes 2^-4, 2^-8
-  c.position = "alibi";
+  c.position = Position::kAlibi;
   AttentionBias bias(c, false);
   CHECK(bias->parameters().empty());
   auto b = bias(2, 5, 3, torch::kCPU);  // queries at 3, 4; keys 0..4
@@ -89,11 +89,11 @@ TEST_CASE("ALiBi bias is -slope * |query - key| per head, offset by cached posit
 
 TEST_CASE("variant config fields validate, derive d_ff and read older files", "[positions][config]") {
   ModelConfig c = lmzoo::test::tiny_gpt_config();  // d_model 32, 4 heads
-  c.activation = "swiglu";
+  c.activation = Activation::kSwiglu;
   CHECK(c.ff_dim() == 128);  // 8/3 * 32 = 85 -> rounded up to 64's multiple
   c.d_model = 128;
   CHECK(c.ff_dim() == 384);  // 341 -> 384
-  c.activation = "gelu";
+  c.activation = Activation::kGelu;
   CHECK(c.ff_dim() == 512);
   c.d_ff = 100;
   CHECK(c.ff_dim() == 100);
@@ -111,18 +111,19 @@ TEST_CASE("variant config fields validate, derive d_ff and read older files", "[
   ModelConfig bad = base;
   bad.n_kv_heads = 3;
   rejects(bad, "n_kv_heads");
-  bad = base;
-  bad.position = "rotary";
-  rejects(bad, "position");
+  nlohmann::json unknown_position = base;  // a name outside the table is refused as the file is read
+  unknown_position["position"] = "rotary";
+  CHECK_THROWS_WITH(model_config_from_json(unknown_position),
+                    "model config: position 'rotary' is not one of learned|sinusoidal|rope|alibi|relative|none");
   bad = base;
   bad.vocab_multiple = 0;
   rejects(bad, "vocab_multiple");
   ModelConfig t5 = lmzoo::test::tiny_t5_config();
-  t5.init = "gpt2";
+  t5.init = InitScheme::kGpt2;
   rejects(t5, "init 't5'");
   bad = base;
   bad.n_head = 32;  // head size 1: rope needs an even one
-  bad.position = "rope";
+  bad.position = Position::kRope;
   rejects(bad, "even head size");
 
   // A version-2 file meant 4 * d_model for d_ff 0, gated or not; it keeps that meaning.

@@ -357,10 +357,10 @@ TEST_CASE("t5: config fields, JSON round trip and validation", "[t5]") {
     FAIL("accepted a config that should fail with '" << fragment << "'");
   };
   ModelConfig bad = tiny_t5_config();
-  bad.position = "learned";  // every position scheme serves T5 as well
+  bad.position = Position::kLearned;  // every position scheme serves T5 as well
   CHECK_NOTHROW(bad.validate());
   bad = tiny_t5_config();
-  bad.init = "gpt2";
+  bad.init = InitScheme::kGpt2;
   rejects(bad, "arch t5 needs init 't5'");
   bad = tiny_t5_config();
   bad.relative_buckets = 7;
@@ -369,8 +369,8 @@ TEST_CASE("t5: config fields, JSON round trip and validation", "[t5]") {
   bad.relative_max_distance = 4;
   rejects(bad, "relative_max_distance");
   ModelConfig gpt = lmzoo::test::tiny_gpt_config();
-  gpt.activation = "swiglu";  // gated feed-forwards and relative positions serve every family
-  gpt.position = "relative";
+  gpt.activation = Activation::kSwiglu;  // gated feed-forwards and relative positions serve every family
+  gpt.position = Position::kRelative;
   CHECK_NOTHROW(gpt.validate());
   gpt = lmzoo::test::tiny_gpt_config();
   gpt.head_dim = 16;

@@ -26,7 +26,7 @@ TrainRequest t5_request(const std::string& data_dir, const std::string& tokenize
   TrainRequest r;
   r.model = tiny_t5_config(false, vocab);
   r.model.max_seq_len = 32;
-  r.train.objective = objective;
+  r.train.objective = parse_enum<Objective>(objective);
   r.train.data_dir = data_dir;
   r.train.out_dir = out_dir;
   r.train.steps = steps;
@@ -86,7 +86,7 @@ TEST_CASE("gpt prefix-LM task: bidirectional prefix, causal after it, loss only 
           "[t5train][prefix]") {
   const Fixture& f = tiny_corpus("char");
   TrainConfig config;
-  config.objective = "prefix";
+  config.objective = Objective::kPrefix;
   config.data_dir = f.data_dir;
   config.batch_size = 4;
   ModelConfig model_config = tiny_gpt_config(f.vocab_size);
@@ -115,25 +115,25 @@ TEST_CASE("gpt prefix-LM task: bidirectional prefix, causal after it, loss only 
 
   torch::manual_seed(0);
   AnyModel model = build_model(model_config);
-  model.gpt->eval();
+  model.as<GPT>()->eval();
   torch::NoGradGuard no_grad;
   // Row 0 with a prefix of 6: a change at position 4 (inside the prefix) reaches position 2; a change at
   // position 8 (after it) never reaches positions before 8.
   auto ids = batch.input_ids.slice(0, 0, 1).clone();
   const auto prefix = torch::tensor({int64_t(6)}, torch::kLong);
-  const auto base = model.gpt->forward(ids, nullptr, prefix);
+  const auto base = model.as<GPT>()->forward(ids, nullptr, prefix);
   auto in_prefix = ids.clone();
   in_prefix[0][4] = (in_prefix[0][4].item<int64_t>() + 1) % f.vocab_size;
-  const auto changed_prefix = model.gpt->forward(in_prefix, nullptr, prefix);
+  const auto changed_prefix = model.as<GPT>()->forward(in_prefix, nullptr, prefix);
   CHECK(!torch::allclose(changed_prefix.slice(1, 0, 4), base.slice(1, 0, 4)));
   auto after = ids.clone();
   after[0][8] = (after[0][8].item<int64_t>() + 1) % f.vocab_size;
-  const auto changed_after = model.gpt->forward(after, nullptr, prefix);
+  const auto changed_after = model.as<GPT>()->forward(after, nullptr, prefix);
   CHECK(torch::allclose(changed_after.slice(1, 0, 8), base.slice(1, 0, 8)));
   CHECK(!torch::allclose(changed_after.slice(1, 8, T), base.slice(1, 8, T)));
 
   // task_loss: the mean cross-entropy over the continuation only, under the prefix mask.
-  const auto logits = model.gpt->forward(batch.input_ids, nullptr, batch.prefix_len);  // (B, T, V)
+  const auto logits = model.as<GPT>()->forward(batch.input_ids, nullptr, batch.prefix_len);  // (B, T, V)
   const auto logp = torch::log_softmax(logits, -1);
   double sum = 0.0;
   int64_t count = 0;
@@ -168,7 +168,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
     }
     torch::manual_seed(1);
     AnyModel untrained = build_model(request.model);
-    const double before = validation_loss(untrained, *task, torch::kCPU, "fp32");
+    const double before = validation_loss(untrained, *task, torch::kCPU, Precision::kFp32);
     const auto result = train_model(request);
     CHECK(std::isfinite(result.last_val_loss));
     CHECK(result.last_val_loss < before - 1.0);
@@ -182,7 +182,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
   const auto task = make_task(gpt.model, gpt.train, tokenizer_model);
   torch::manual_seed(1);
   AnyModel untrained = build_model(gpt.model);
-  const double before = validation_loss(untrained, *task, torch::kCPU, "fp32");
+  const double before = validation_loss(untrained, *task, torch::kCPU, Precision::kFp32);
   CHECK(train_model(gpt).last_val_loss < before - 1.0);
 }
 
@@ -203,8 +203,8 @@ TEST_CASE("t5 resumed from a checkpoint equals an uninterrupted run", "[t5train]
   second.resume_dir = dir / "resumed/last";
   CHECK(train_model(second).state.step == 8);
   auto a = read_checkpoint(dir / "straight/last"), b = read_checkpoint(dir / "resumed/last");
-  CHECK(b.model.arch == "t5");
-  CHECK(b.train.objective == "span");
+  CHECK(b.model.arch == Arch::kT5);
+  CHECK(b.train.objective == Objective::kSpan);
   CHECK(same_parameters(*load_model(a, torch::kCPU).module(), *load_model(b, torch::kCPU).module()));
   CHECK(a.state.best_val_loss == b.state.best_val_loss);
 }
@@ -284,10 +284,11 @@ TEST_CASE("a tiny t5 learns to copy from prepared pairs", "[t5train][t5][pairs]"
   CHECK(result.last_val_loss < 0.1);  // 0.0006 measured (about 6 untrained)
   auto model = load_model(read_checkpoint(dir / "run/best"), torch::kCPU);
   int exact = 0;
-  for (const auto& e : val) exact += greedy(model.t5, e.inputs, 16) == e.targets;
+  T5 t5 = model.as<T5>();
+  for (const auto& e : val) exact += greedy(t5, e.inputs, 16) == e.targets;
   INFO(exact << " of " << n_val << " held-out strings copied exactly");
   CHECK(exact >= 36);  // >= 90% by greedy decoding (40 of 40 measured)
-  const auto ppl = target_perplexity(model.t5, val, 8, torch::kCPU);
+  const auto ppl = target_perplexity(t5, val, 8, torch::kCPU);
   CHECK(ppl.tokens == [&] {
     int64_t n = 0;
     for (const auto& e : val) n += int64_t(e.targets.size());
@@ -301,7 +302,7 @@ TEST_CASE("objectives that do not fit the arch or the data fail clearly", "[t5tr
   TrainConfig config;
   config.data_dir = f.data_dir;
   auto fails_with = [&](const ModelConfig& model, const std::string& objective, const std::string& fragment) {
-    config.objective = objective;
+    config.objective = parse_enum<Objective>(objective);
     CHECK_THROWS_WITH(make_task(model, config, ""), Catch::Contains(fragment));
   };
   fails_with(tiny_gpt_config(f.vocab_size), "span", "objective 'span' trains t5, not a 'gpt'");
@@ -309,6 +310,6 @@ TEST_CASE("objectives that do not fit the arch or the data fail clearly", "[t5tr
   fails_with(tiny_t5_config(false, f.vocab_size), "causal", "objective 'causal' trains gpt");
   fails_with(tiny_t5_config(false, f.vocab_size), "seq2seq", "holds no prepared pairs");
   config.noise_density = 1.5;
-  config.objective = "span";
+  config.objective = Objective::kSpan;
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("noise_density"));
 }

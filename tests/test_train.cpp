@@ -61,7 +61,7 @@ TEST_CASE("resuming from a checkpoint equals an uninterrupted run", "[train][che
   const std::string arch = GENERATE("gpt", "bert");
   if (arch == "bert") {  // masked-LM batches draw their masks from the step's seed too
     straight.model = tiny_bert_config(f.vocab_size, 32, 2, 4, 16);
-    straight.train.objective = "mlm";
+    straight.train.objective = Objective::kMlm;
   }
   straight.model.dropout = 0.1;  // dropout draws from the RNG, which the checkpoint must restore
   straight.train.grad_accum = 2;
@@ -137,9 +137,9 @@ TEST_CASE("learning-rate schedule: warmup, cosine / linear decay to min_lr", "[t
   CHECK(learning_rate(c, 10) == Approx(1e-3));
   CHECK(learning_rate(c, 60) == Approx(1e-4 + 0.5 * 9e-4));  // half way: cos(pi/2) = 0
   CHECK(learning_rate(c, 110) == Approx(1e-4));
-  c.schedule = "linear";
+  c.schedule = Schedule::kLinear;
   CHECK(learning_rate(c, 35) == Approx(1e-4 + 0.75 * 9e-4));
-  c.schedule = "constant";
+  c.schedule = Schedule::kConstant;
   CHECK(learning_rate(c, 100) == Approx(1e-3));
 }
 

@@ -47,7 +47,7 @@ torch::Tensor cross_entropy(const torch::Tensor& logits, const torch::Tensor& ta
 }  // namespace
 
 TEST_CASE("every gpt switch combination trains, stays causal and caches exactly", "[variants][gpt]") {
-  for (const auto& v : switch_matrix("gpt")) {
+  for (const auto& v : switch_matrix(Arch::kGpt)) {
     INFO(v.name);
     torch::manual_seed(21);
     GPT model(v.config);
@@ -78,7 +78,7 @@ TEST_CASE("every gpt switch combination trains, stays causal and caches exactly"
 }
 
 TEST_CASE("every bert switch combination trains and stays bidirectional under padding", "[variants][bert]") {
-  for (const auto& v : switch_matrix("bert")) {
+  for (const auto& v : switch_matrix(Arch::kBert)) {
     INFO(v.name);
     torch::manual_seed(22);
     Bert model(v.config);
@@ -144,7 +144,7 @@ TEST_CASE("grouped-query attention equals multi-head attention with each kv head
     INFO(position);
     torch::manual_seed(24);
     ModelConfig gqa_config = tiny_gpt_config();
-    gqa_config.position = position;
+    gqa_config.position = parse_enum<Position>(position);
     gqa_config.bias = true;
     gqa_config.n_kv_heads = 2;  // 4 query heads, 2 per kv head
     ModelConfig mha_config = gqa_config;
@@ -200,14 +200,8 @@ TEST_CASE("vocabulary padding keeps the usable vocabulary's logits", "[variants]
     plain_config.tie_embeddings = arch == "gpt";  // one tied, one untied head
     ModelConfig padded_config = plain_config;
     padded_config.vocab_multiple = 64;  // 99 -> 128 rows
-    AnyModel plain, padded;
-    if (arch == "gpt") {
-      plain.gpt = GPT(plain_config);
-      padded.gpt = GPT(padded_config);
-    } else {
-      plain.bert = Bert(plain_config);
-      padded.bert = Bert(padded_config);
-    }
+    plain_config.arch = padded_config.arch = parse_enum<Arch>(arch);
+    AnyModel plain = build_model(plain_config), padded = build_model(padded_config);
     {
       torch::NoGradGuard no_grad;
       auto src = plain.module()->named_parameters();
@@ -228,8 +222,8 @@ TEST_CASE("vocabulary padding keeps the usable vocabulary's logits", "[variants]
     plain.module()->eval();
     padded.module()->eval();
     auto idx = torch::randint(8, 99, {2, 8}, torch::kLong);
-    auto a = arch == "gpt" ? plain.gpt->forward(idx) : plain.bert->forward(idx);
-    auto b = arch == "gpt" ? padded.gpt->forward(idx) : padded.bert->forward(idx);
+    auto logits = [&](const AnyModel& m) { return arch == "gpt" ? m.as<GPT>()->forward(idx) : m.as<Bert>()->forward(idx); };
+    auto a = logits(plain), b = logits(padded);
     REQUIRE(b.sizes() == torch::IntArrayRef({2, 8, 99}));
     CHECK(torch::allclose(a, b, 1e-5, 1e-5));
   }

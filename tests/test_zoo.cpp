@@ -53,9 +53,9 @@ TEST_CASE("Llama-style presets have their published parameter counts", "[zoo]") 
   CHECK(count_parameters(find_preset("llama2-70b").config) == 68976648192);
   CHECK(count_parameters(find_preset("gpt2").config) == 124439808);
   const ModelConfig nano = find_preset("llama-nano").config;
-  CHECK(nano.position == "rope");
-  CHECK(nano.norm == "rmsnorm");
-  CHECK(nano.activation == "swiglu");
+  CHECK(nano.position == Position::kRope);
+  CHECK(nano.norm == NormKind::kRmsNorm);
+  CHECK(nano.activation == Activation::kSwiglu);
   CHECK(nano.kv_heads() < nano.n_head);
   CHECK_FALSE(nano.bias);
   auto listed = run_cli("presets");

@@ -14,27 +14,26 @@ struct Variant {
   ModelConfig config;
 };
 
-inline std::vector<Variant> switch_matrix(const std::string& arch) {
-  const std::vector<std::string> positions = {"learned", "sinusoidal", "rope", "alibi", "relative", "none"};
-  const std::vector<std::string> activations = {"relu", "gelu", "gelu-tanh", "silu", "swiglu", "geglu"};
+inline std::vector<Variant> switch_matrix(Arch arch) {
   const int64_t kv_heads[] = {0, 2, 1};  // multi-head, grouped-query (2 of 4), multi-query
   std::vector<Variant> all;
   int i = 0;
-  for (const auto& position : positions) {
-    for (const auto& activation : activations) {
-      ModelConfig c = arch == "bert" ? tiny_bert_config(99, 32, 2, 4, 16) : tiny_gpt_config();
-      c.position = position;
-      c.activation = activation;
-      c.norm = i % 2 ? "rmsnorm" : "layernorm";
-      c.norm_position = (i / 2) % 2 ? "post" : "pre";
+  for (const auto& position_entry : EnumTable<Position>::entries) {  // every value, as the tables list them
+    for (const auto& activation_entry : EnumTable<Activation>::entries) {
+      const std::string position = position_entry.name, activation = activation_entry.name;
+      ModelConfig c = arch == Arch::kBert ? tiny_bert_config(99, 32, 2, 4, 16) : tiny_gpt_config();
+      c.position = parse_enum<Position>(position);
+      c.activation = parse_enum<Activation>(activation);
+      c.norm = parse_enum<NormKind>(i % 2 ? "rmsnorm" : "layernorm");
+      c.norm_position = parse_enum<NormPosition>((i / 2) % 2 ? "post" : "pre");
       c.n_kv_heads = kv_heads[i % 3];
       c.bias = (i / 3) % 2 == 1;
       c.tie_embeddings = (i / 5) % 2 == 0;
       c.final_norm = i % 7 != 3;
       c.vocab_multiple = i % 4 == 0 ? 64 : 1;
       c.dropout = i % 5 == 1 ? 0.1 : 0.0;
-      c.init = i % 2 ? "bert" : "gpt2";
-      all.push_back({arch + " " + position + " " + activation + " " + c.norm + " " + c.norm_position + "-norm kv " +
+      c.init = parse_enum<InitScheme>(i % 2 ? "bert" : "gpt2");
+      all.push_back({enum_name(arch) + " " + position + " " + activation + " " + enum_name(c.norm) + " " + enum_name(c.norm_position) + "-norm kv " +
                          std::to_string(c.kv_heads()) + (c.bias ? " bias" : "") + (c.tie_embeddings ? " tied" : "") +
                          (c.final_norm ? "" : " no-final-norm") + " vocab*" + std::to_string(c.vocab_multiple),
                      c});
@@ -52,17 +51,17 @@ inline std::vector<Variant> t5_switch_matrix() {
   std::vector<Variant> all;
   for (size_t i = 0; i < activations.size(); ++i) {
     ModelConfig c = tiny_t5_config();
-    c.activation = activations[i];
-    c.position = positions[i];
+    c.activation = parse_enum<Activation>(activations[i]);
+    c.position = parse_enum<Position>(positions[i]);
     c.d_ff = 0;
     c.n_kv_heads = kv_heads[i % 3];
-    c.norm = i % 2 ? "layernorm" : "rmsnorm";
-    c.norm_position = i == 4 ? "post" : "pre";
+    c.norm = parse_enum<NormKind>(i % 2 ? "layernorm" : "rmsnorm");
+    c.norm_position = parse_enum<NormPosition>(i == 4 ? "post" : "pre");
     c.final_norm = i != 3;
     c.bias = i == 2;
     c.tie_embeddings = i % 2 == 0;
     c.vocab_multiple = i == 1 ? 64 : 1;
-    all.push_back({"t5 " + positions[i] + " " + activations[i] + " kv " + std::to_string(c.kv_heads()) + " " + c.norm,
+    all.push_back({"t5 " + positions[i] + " " + activations[i] + " kv " + std::to_string(c.kv_heads()) + " " + enum_name(c.norm),
                    c});
   }
   return all;

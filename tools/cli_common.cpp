@@ -91,8 +91,10 @@ void require_utf8_option(const cxxopts::ParseResult& result, const std::string& 
 }
 
 GPT require_gpt(const AnyModel& model, const std::string& command) {
-  if (!model.gpt) throw UsageError("lmzoo " + command + " does not support " + model.kind() + " checkpoints yet");
-  return model.gpt;
+  if (!model.is<GPT>()) {
+    throw UsageError("lmzoo " + command + " does not support " + enum_name(model.kind()) + " checkpoints yet");
+  }
+  return model.as<GPT>();
 }
 
 }  // namespace lmzoo::cli

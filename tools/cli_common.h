@@ -1,11 +1,15 @@
 // Helpers shared by the subcommands: help handling, checkpoint + tokenizer loading, JSON output.
 #pragma once
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
 #include "data/tokenizer.h"
+#include "data/enum_table.h"
+#include "tools/cli_error.h"
 #include "train/checkpoint.h"
 
 namespace lmzoo::cli {
@@ -28,5 +32,36 @@ void apply_thread_option(const cxxopts::ParseResult& result);
 CheckpointInfo open_checkpoint(const std::string& path);
 // Throws UsageError naming --NAME and the byte offset when the flag's value is not UTF-8.
 void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name);
+
+// The value of an enum flag (given as its table name); a bad name is a UsageError listing the valid ones.
+template <typename E>
+E enum_option(const cxxopts::ParseResult& result, const std::string& name) {
+  const std::string value = result[name].as<std::string>();
+  if (auto parsed = find_enum<E>(value)) return *parsed;
+  throw UsageError("--" + name + " " + value + " is not one of " + enum_choices<E>());
+}
+
+// field = the flag's value when the flag was given (enum flags through their tables).
+template <typename T>
+void override_from(const cxxopts::ParseResult& result, const std::string& name, T& field) {
+  if (!result.count(name)) return;
+  if constexpr (std::is_enum_v<T>) {
+    field = enum_option<T>(result, name);
+  } else {
+    field = result[name].template as<T>();
+  }
+}
+
+// A default value as --help shows it ("0.001", "cosine", "12").
+template <typename T>
+std::string default_text(const T& value) {
+  if constexpr (std::is_enum_v<T>) {
+    return enum_name(value);
+  } else {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  }
+}
 
 }  // namespace lmzoo::cli

@@ -30,11 +30,6 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
-// The objective a family trains with by default: next-token (gpt), masked LM (bert), span corruption (t5).
-std::string default_objective(const std::string& arch) {
-  return arch == "bert" ? "mlm" : arch == "t5" ? "span" : "causal";
-}
-
 cxxopts::Options bench_options() {
   cxxopts::Options options("lmzoo bench",
                            "Training-speed benchmark of any preset with its default objective (gpt: causal, bert: mlm, t5: span). "
@@ -68,21 +63,15 @@ TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
   request.model.vocab_size = Tokenizer::from_serialized(request.tokenizer_model).vocab_size();
   if (r.count("seq-len")) request.model.max_seq_len = r["seq-len"].as<int64_t>();
   request.model.dropout = 0.0;  // timings without dropout, as nanoGPT's and HF's benchmarks run
+  const std::string data_dir = request.train.data_dir;
+  request.train = bench_defaults(steps);  // the cosine schedule spans the whole run
   TrainConfig& t = request.train;
-  t.objective = default_objective(request.model.arch);
+  t.data_dir = data_dir;
+  t.objective = default_objective(request.model.arch, /*pairs_data=*/false);
   t.batch_size = r["batch-size"].as<int64_t>();
-  t.steps = steps;  // the cosine schedule spans the whole run
-  t.lr = 1e-3;
-  t.min_lr = 1e-4;
-  t.warmup = 100;
-  t.beta1 = 0.9;
-  t.beta2 = 0.99;
-  t.weight_decay = 0.1;
-  t.grad_clip = 1.0;
-  t.eval_interval = steps;
   t.eval_iters = std::max<int64_t>(1, r["eval-iters"].as<int64_t>());
   t.log_interval = std::max<int64_t>(1, steps / 10);
-  t.precision = r["precision"].as<std::string>();
+  t.precision = enum_option<Precision>(r, "precision");
   t.device = r["device"].as<std::string>();
   if (r.count("tf32")) t.tf32 = r["tf32"].as<bool>();
   request.write_outputs = false;
@@ -155,7 +144,7 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainConfig& t, c
   nlohmann::json out = {{"preset", r["preset"].as<std::string>()},
                         {"objective", t.objective},
                         {"device", device.str()},
-                        {"precision", t.precision},
+                        {"precision", enum_name(t.precision)},
                         {"ms_per_iter_median", f.ms},
                         {"ms_per_iter_min", *std::min_element(f.timed.begin(), f.timed.end()) * 1e3},
                         {"tokens_per_s", f.tokens_per_s},
@@ -176,9 +165,9 @@ void print_summary(const cxxopts::ParseResult& r, const TrainConfig& t, const to
                    const BenchFigures& f) {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   std::printf("%s (%s, %s, %s): %.2f ms/iter (median of %zu), %.0f tokens/s, MFU %.1f%% of a %.0f GFLOP/s %s GEMM",
-              r["preset"].as<std::string>().c_str(), t.objective.c_str(), device.str().c_str(), t.precision.c_str(),
-              f.ms, f.timed.size(), f.tokens_per_s, 100.0 * f.flops_per_token * f.tokens_per_s / f.peak, f.peak / 1e9,
-              t.precision.c_str());
+              r["preset"].as<std::string>().c_str(), enum_name(t.objective).c_str(), device.str().c_str(),
+              enum_name(t.precision).c_str(), f.ms, f.timed.size(), f.tokens_per_s,
+              100.0 * f.flops_per_token * f.tokens_per_s / f.peak, f.peak / 1e9, enum_name(t.precision).c_str());
   if (device.is_cuda()) std::printf(", peak memory %.2f GiB\n", f.peak_memory / 1073741824.0);
   else std::printf(" (%d threads, OPENBLAS_CORETYPE=%s)\n", torch::get_num_threads(), coretype ? coretype : "(unset)");
 }

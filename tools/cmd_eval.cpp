@@ -58,6 +58,13 @@ void print_perplexity(const std::string& source, const std::string& what, const 
   std::cout << result.to_json().dump() << std::endl;
 }
 
+// --precision: fp32 or bf16 (fp16 needs a loss scaler, which scoring has no use for).
+Precision eval_precision(const cxxopts::ParseResult& r) {
+  const Precision precision = enum_option<Precision>(r, "precision");
+  if (precision == Precision::kFp16) throw UsageError("--precision must be fp32 or bf16");
+  return precision;
+}
+
 int eval_gpt(const cxxopts::ParseResult& r, GPT& model, const Tokenizer& tokenizer, const std::string& checkpoint,
              const torch::Device& device) {
   const ScoredText scored = text_to_score(r, tokenizer, checkpoint);
@@ -65,7 +72,7 @@ int eval_gpt(const cxxopts::ParseResult& r, GPT& model, const Tokenizer& tokeniz
   PerplexityOptions eval_options;
   eval_options.stride = r.count("stride") ? r["stride"].as<int64_t>() : 0;  // 0: half the context
   eval_options.batch_size = r["batch-size"].as<int64_t>();
-  eval_options.precision = r["precision"].as<std::string>();
+  eval_options.precision = eval_precision(r);
   print_perplexity(scored.source, "tokens",
                    sliding_window_perplexity(model, scored.stream, scored.source_bytes, eval_options, device));
   return 0;
@@ -79,7 +86,7 @@ int eval_bert(const cxxopts::ParseResult& r, Bert& model, const CheckpointInfo& 
   options.batch_size = r["batch-size"].as<int64_t>();
   options.seed = r["seed"].as<uint64_t>();
   options.masking = {info.train.mlm_probability, info.train.mask_rate, info.train.random_rate, false};
-  options.precision = r["precision"].as<std::string>();
+  options.precision = eval_precision(r);
   const bool pseudo = r.count("pseudo") > 0;
   const auto result = pseudo ? pseudo_perplexity(model, scored.stream, scored.source_bytes, options, device)
                              : masked_token_perplexity(model, scored.stream, scored.source_bytes, options, device);
@@ -96,7 +103,7 @@ int eval_classifier(const cxxopts::ParseResult& r, BertClassifier& model, const 
   const std::string path = r["data"].as<std::string>();
   const auto result =
       evaluate_classifier(model, tokenizer, read_labelled_text(path), r["batch-size"].as<int64_t>(), device,
-                          r["precision"].as<std::string>());
+                          eval_precision(r));
   std::printf("%s: %ld examples, accuracy %.4f, macro-F1 %.4f, loss %.4f\n", path.c_str(), long(result.examples()),
               result.accuracy(), result.macro_f1(), result.to_json()["loss"].get<double>());
   std::cout << result.to_json().dump() << std::endl;
@@ -112,7 +119,7 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
     throw UsageError("a t5 model is evaluated on --data DIR (token shards or prepared pairs) or --pairs FILE");
   }
   const int64_t batch_size = r["batch-size"].as<int64_t>();
-  const std::string precision = r["precision"].as<std::string>();
+  const Precision precision = eval_precision(r);
   const int64_t max_len = model->config().max_seq_len;
   std::string source, what = "target tokens";
   PerplexityResult result;
@@ -153,20 +160,20 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
 
 // Flags that do nothing for this kind of checkpoint are refused rather than ignored: one line naming the
 // flag, what it applies to, and what the checkpoint holds.
-void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind, bool pairs_dir) {
+void reject_flags_for(const cxxopts::ParseResult& r, ModelKind kind, bool pairs_dir) {
   auto reject = [&](const char* flag, const std::string& applies_to) {
     if (r.count(flag)) {
       throw UsageError(std::string("--") + flag + " applies to " + applies_to + "; " +
-                       r["checkpoint"].as<std::string>() + " holds a " + kind + " model");
+                       r["checkpoint"].as<std::string>() + " holds a " + enum_name(kind) + " model");
     }
   };
-  const bool gpt = kind == "gpt", bert = kind == "bert", t5 = kind == "t5";
+  const bool gpt = kind == ModelKind::kGpt, bert = kind == ModelKind::kBert, t5 = kind == ModelKind::kT5;
   if (!gpt) reject("stride", "gpt checkpoints (sliding-window perplexity)");
   if (!bert) reject("pseudo", "bert checkpoints (pseudo-perplexity)");
   if (!t5) reject("pairs", "t5 checkpoints (target perplexity of a pairs file)");
   if (!t5) reject("batches", "t5 checkpoints evaluated on token shards (span-corruption batches)");
   if (!bert && !t5) reject("seed", "bert (masked-token perplexity) and t5 (span corruption) checkpoints");
-  if (kind == "bert-classifier") reject("split", "prepared data directories, not a classifier's labelled file");
+  if (kind == ModelKind::kBertClassifier) reject("split", "prepared data directories, not a classifier's labelled file");
   if (r.count("text") && r.count("split")) throw UsageError("--split applies to --data, not to --text");
   if (bert && r.count("pseudo") && r.count("seed")) {
     throw UsageError("--seed sets the masks of masked-token perplexity; --pseudo masks every token in turn");
@@ -203,7 +210,7 @@ int run_eval(int argc, char** argv) {
       ("seed", "bert: masking seed of masked-token perplexity; t5: span-corruption seed", cxxopts::value<uint64_t>()->default_value("1234"))
       ("batch-size", "windows (or examples) per forward pass", cxxopts::value<int64_t>()->default_value("8"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("auto"))
-      ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value("fp32"))
+      ("precision", "fp32|bf16", cxxopts::value<std::string>()->default_value(enum_name(Precision::kFp32)))
       ("threads", "intra-op CPU threads", cxxopts::value<int>());
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
@@ -213,22 +220,21 @@ int run_eval(int argc, char** argv) {
   if (r["batch-size"].as<int64_t>() <= 0) throw UsageError("--batch-size must be positive");
   const std::string split = r["split"].as<std::string>();
   if (split != "val" && split != "train") throw UsageError("--split must be val or train");
-  const std::string precision = r["precision"].as<std::string>();
-  if (precision != "fp32" && precision != "bf16") throw UsageError("--precision must be fp32 or bf16");
+  eval_precision(r);
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   const CheckpointInfo info = open_checkpoint(checkpoint);
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel model = load_model(info, device);
-  reject_flags_for(r, model.kind(), model.t5 && r.count("data") && is_pairs_dir(r["data"].as<std::string>()));
-  if (model.classifier) return eval_classifier(r, model.classifier, tokenizer, device);
-  if (model.bert) return eval_bert(r, model.bert, info, tokenizer, device);
-  if (model.t5) {
-    if (r["batches"].as<int64_t>() <= 0) throw UsageError("--batches must be positive");
-    return eval_t5(r, model.t5, info, tokenizer, device);
-  }
-  GPT gpt = require_gpt(model, "eval");
-  return eval_gpt(r, gpt, tokenizer, checkpoint, device);
+  reject_flags_for(r, model.kind(), model.is<T5>() && r.count("data") && is_pairs_dir(r["data"].as<std::string>()));
+  return model.visit(Overloaded{
+      [&](GPT gpt) { return eval_gpt(r, gpt, tokenizer, checkpoint, device); },
+      [&](Bert bert) { return eval_bert(r, bert, info, tokenizer, device); },
+      [&](BertClassifier classifier) { return eval_classifier(r, classifier, tokenizer, device); },
+      [&](T5 t5) {
+        if (r["batches"].as<int64_t>() <= 0) throw UsageError("--batches must be positive");
+        return eval_t5(r, t5, info, tokenizer, device);
+      }});
 }
 
 }  // namespace lmzoo::cli

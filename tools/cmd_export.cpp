@@ -62,7 +62,7 @@ int run_export(int argc, char** argv) {
     std::filesystem::remove(tmp, ec);
     throw std::runtime_error("cannot write " + out + ": " + ec.message());
   }
-  std::cout << "exported " << info.dir << " (" << (info.model.labels.empty() ? info.model.arch : "bert classifier")
+  std::cout << "exported " << info.dir << " (" << (info.model.labels.empty() ? enum_name(info.model.arch) : "bert classifier")
             << ") -> " << out << "\n";
   for (const auto& method : exported.methods) std::cout << "  " << method << "\n";
   std::cout << std::flush;

@@ -61,15 +61,15 @@ std::vector<std::vector<int64_t>> report_hypotheses(const std::vector<Hypothesis
 
 // Flags that do nothing for this kind of checkpoint are refused rather than ignored. bert fills masks and a
 // classifier labels text: neither samples nor searches, and only a classifier reads a second text.
-void reject_flags_for(const cxxopts::ParseResult& r, const std::string& kind) {
-  const std::string holds = "; " + r["checkpoint"].as<std::string>() + " holds a " + kind + " model";
-  if (kind == "bert" || kind == "bert-classifier") {
+void reject_flags_for(const cxxopts::ParseResult& r, ModelKind kind) {
+  const std::string holds = "; " + r["checkpoint"].as<std::string>() + " holds a " + enum_name(kind) + " model";
+  if (kind == ModelKind::kBert || kind == ModelKind::kBertClassifier) {
     if (r.count("beams")) throw UsageError("--beams applies to gpt and t5 checkpoints" + holds);
     for (const char* flag : {"temperature", "top-p", "seed", "max-new-tokens"}) {
       if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to gpt and t5 generation" + holds);
     }
   }
-  if (kind != "bert-classifier" && r.count("prompt-pair")) {
+  if (kind != ModelKind::kBertClassifier && r.count("prompt-pair")) {
     throw UsageError("--prompt-pair applies to bert classifier checkpoints (pair tasks)" + holds);
   }
 }
@@ -156,11 +156,11 @@ void check_t5_lengths(const ModelConfig& c, size_t input_tokens, int64_t max_new
   if (!c.positions_from_table()) return;
   const std::string limit = std::to_string(c.max_seq_len);
   if (int64_t(input_tokens) > c.max_seq_len) {
-    throw UsageError("the prompt is " + std::to_string(input_tokens) + " tokens; this t5's " + c.position +
+    throw UsageError("the prompt is " + std::to_string(input_tokens) + " tokens; this t5's " + enum_name(c.position) +
                      " positions cover " + limit);
   }
   if (max_new_tokens > c.max_seq_len) {
-    throw UsageError("--max-new-tokens is at most " + limit + " for this t5 (" + c.position + " positions)");
+    throw UsageError("--max-new-tokens is at most " + limit + " for this t5 (" + enum_name(c.position) + " positions)");
   }
 }
 
@@ -261,21 +261,14 @@ int run_generate(int argc_in, char** argv_in) {
   AnyModel loaded = load_model(info, device);
   const std::string prompt = r["prompt"].as<std::string>();
   reject_flags_for(r, loaded.kind());
-  if (loaded.t5) {
-    answer_t5(loaded.t5, tokenizer, prompt, g);
-    return 0;
-  }
-  if (loaded.bert) {
-    fill_bert_masks(loaded.bert, tokenizer, prompt, g.sampling.top_k);
-    return 0;
-  }
-  if (loaded.classifier) {
-    const std::string pair = r.count("prompt-pair") ? r["prompt-pair"].as<std::string>() : "";
-    label_text(loaded.classifier, tokenizer, prompt, pair, device, g.sampling.top_k);
-    return 0;
-  }
-  GPT model = require_gpt(loaded, "generate");
-  continue_gpt(model, tokenizer, prompt, g);
+  loaded.visit(Overloaded{
+      [&](GPT gpt) { continue_gpt(gpt, tokenizer, prompt, g); },
+      [&](Bert bert) { fill_bert_masks(bert, tokenizer, prompt, g.sampling.top_k); },
+      [&](BertClassifier classifier) {
+        const std::string pair = r.count("prompt-pair") ? r["prompt-pair"].as<std::string>() : "";
+        label_text(classifier, tokenizer, prompt, pair, device, g.sampling.top_k);
+      },
+      [&](T5 t5) { answer_t5(t5, tokenizer, prompt, g); }});
   return 0;
 }
 

@@ -27,8 +27,8 @@ int run_presets(int argc, char** argv) {
     if (vocab_from_tokenizer) counted.vocab_size = 65;  // nanoGPT's Shakespeare character vocabulary
     const std::string vocab = vocab_from_tokenizer ? "65*" : std::to_string(c.vocab_size);
     // BERT as published: encoder + pooler, without the MLM head (which adds V + d^2 + 3d).
-    const int64_t count = c.arch == "bert" ? count_bert_parameters(counted, true, false) : count_parameters(counted);
-    std::printf("%-14s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s\n", p.name.c_str(), c.arch.c_str(), long(c.n_layer),
+    const int64_t count = c.arch == Arch::kBert ? count_bert_parameters(counted, true, false) : count_parameters(counted);
+    std::printf("%-14s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %s\n", p.name.c_str(), enum_name(c.arch).c_str(), long(c.n_layer),
                 long(c.n_head), long(c.d_model), long(c.max_seq_len), vocab.c_str(), long(count),
                 p.description.c_str());
   }

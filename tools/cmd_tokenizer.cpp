@@ -34,7 +34,7 @@ int train(int argc, char** argv) {
       ("i,input", "text files (.txt, .jsonl with \"text\") or directories: --input a.txt more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
       ("vocab-size", "vocabulary size (an upper bound; >= 364; char: any large number)", cxxopts::value<int>()->default_value("8000"))
-      ("model-type", "bpe | unigram | char", cxxopts::value<std::string>()->default_value("bpe"))
+      ("model-type", enum_help<TokenizerType>(), cxxopts::value<std::string>()->default_value(enum_name(TokenizerType::kBpe)))
       ("o,out", "output directory (writes OUT/tokenizer.model)", cxxopts::value<std::string>())
       ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
       ("verbose", "report the training sample on stderr");
@@ -45,13 +45,9 @@ int train(int argc, char** argv) {
   train_options.inputs = result["input"].as<std::vector<std::string>>();
   train_options.out_dir = required(result, "out");
   train_options.vocab_size = result["vocab-size"].as<int>();
-  train_options.model_type = result["model-type"].as<std::string>();
+  train_options.model_type = enum_option<TokenizerType>(result, "model-type");
   train_options.max_sentences = result["max-sentences"].as<int64_t>();
   train_options.verbose = result.count("verbose") > 0;
-  const auto& type = train_options.model_type;
-  if (type != "bpe" && type != "unigram" && type != "char") {
-    throw UsageError("unknown --model-type '" + type + "' (expected bpe, unigram or char)");
-  }
   const int min_vocab = special::kNumSpecial + 256 + 1;  // Tokenizer::train's: specials, 256 bytes, a character
   if (train_options.vocab_size < min_vocab) {
     throw UsageError("--vocab-size " + std::to_string(train_options.vocab_size) + " is too small: the minimum is " +
@@ -61,7 +57,7 @@ int train(int argc, char** argv) {
   if (train_options.max_sentences <= 0) throw UsageError("--max-sentences must be positive");
   Tokenizer::train(train_options);
   Tokenizer tokenizer = Tokenizer::load(train_options.out_dir);
-  std::cout << "trained " << type << " tokenizer: vocab size " << tokenizer.vocab_size() << ", hash "
+  std::cout << "trained " << train_options.model_type << " tokenizer: vocab size " << tokenizer.vocab_size() << ", hash "
             << tokenizer.hash() << ", written to " << train_options.out_dir << "/tokenizer.model\n";
   return 0;
 }

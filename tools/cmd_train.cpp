@@ -29,18 +29,22 @@ std::string absolute_path(const std::string& path) {
   return path.empty() ? path : std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string();
 }
 
+// A flag's default, shown in --help and taken when the flag is absent.
 template <typename T>
-void override_from(const cxxopts::ParseResult& r, const std::string& flag, T& field) {
-  if (r.count(flag)) field = r[flag].as<T>();
+std::shared_ptr<cxxopts::Value> value_with_default(const T& value) {
+  if constexpr (std::is_enum_v<T>) {
+    return cxxopts::value<std::string>()->default_value(default_text(value));
+  } else {
+    return cxxopts::value<T>()->default_value(default_text(value));
+  }
 }
 
-void add_options(cxxopts::Options& options) {
-  const TrainConfig t;
+void add_model_options(cxxopts::Options& options) {
   options.add_options("Model")
-      ("arch", "architecture: gpt|bert|t5 (default: the preset's or config's, else gpt)", cxxopts::value<std::string>())
-      ("objective", "causal (gpt, default) | prefix (gpt, t5: prefix-LM) | mlm (bert, default) | classify (bert, "
-                    "with --init and labelled --data) | span (t5, default: span corruption) | seq2seq (t5, default "
-                    "on prepared pairs)", cxxopts::value<std::string>())
+      ("arch", "architecture: " + enum_help<Arch>() + "; default: the preset's or config's, else gpt",
+       cxxopts::value<std::string>())
+      ("objective", enum_help<Objective>() + "; default: causal (gpt), mlm (bert), span (t5), seq2seq (t5 on "
+                    "prepared pairs), classify (with --init RUN_DIR)", cxxopts::value<std::string>())
       ("preset", "named preset (see lmzoo presets); default gpt-nano, bert-tiny for --arch bert, t5-small for --arch t5", cxxopts::value<std::string>())
       ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>())
       ("n-layer", "number of blocks (t5: both stacks unless --n-decoder-layer is given)", cxxopts::value<int64_t>())
@@ -50,55 +54,66 @@ void add_options(cxxopts::Options& options) {
       ("seq-len", "context length (t5: encoder input length of span corruption, prefix window, pair cut-off)", cxxopts::value<int64_t>())
       ("n-kv-heads", "key/value heads: grouped-query attention (must divide n_head; 1: multi-query; default n_head)", cxxopts::value<int64_t>())
       ("d-ff", "feed-forward width (default 4 * d_model; 8/3 * d_model rounded up to 64 for swiglu|geglu)", cxxopts::value<int64_t>())
-      ("position", "learned|sinusoidal|rope|alibi|relative|none (t5: relative)", cxxopts::value<std::string>())
+      ("position", enum_choices<Position>() + " (t5: relative)", cxxopts::value<std::string>())
       ("rope-base", "rope: frequency base", cxxopts::value<double>())
-      ("norm", "layernorm|rmsnorm", cxxopts::value<std::string>())
-      ("norm-position", "pre|post (norm before each sublayer, or after the residual add)", cxxopts::value<std::string>())
+      ("norm", enum_choices<NormKind>(), cxxopts::value<std::string>())
+      ("norm-position", enum_help<NormPosition>(), cxxopts::value<std::string>())
       ("norm-eps", "epsilon of the norms", cxxopts::value<double>())
       ("final-norm", "a norm after the last block (--final-norm=false: none)", cxxopts::value<bool>()->implicit_value("true"))
-      ("activation", "relu|gelu|gelu-tanh|silu|swiglu|geglu", cxxopts::value<std::string>())
+      ("activation", enum_choices<Activation>(), cxxopts::value<std::string>())
       ("tie-embeddings", "output head shares the token embeddings (--tie-embeddings=false: untied)", cxxopts::value<bool>()->implicit_value("true"))
       ("vocab-multiple", "pad embedding and output rows to a multiple of this (e.g. 64) for speed; the vocabulary stays the tokenizer's", cxxopts::value<int64_t>())
       ("dropout", "attention, residual and embedding dropout probability", cxxopts::value<double>())
       ("bias", "biases in linear layers and norms (--bias=false: none)", cxxopts::value<bool>()->implicit_value("true"));
+}
+
+void add_data_options(cxxopts::Options& options) {
   options.add_options("Data")
       ("data", "prepared data directory (lmzoo prepare); for classify a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
       ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())
-      ("init", "weight init scheme gpt2|bert|t5; or, for classify, the pretrained bert checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
+      ("init", "weight init scheme " + enum_choices<InitScheme>() + "; or, for classify, the pretrained bert "
+               "checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
       ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
+}
+
+void add_objective_options(cxxopts::Options& options) {
+  const TrainConfig t;
   options.add_options("Masked LM")
-      ("mlm-probability", "fraction of tokens selected for prediction", cxxopts::value<double>()->default_value("0.15"))
-      ("mask-rate", "of the selected: replaced by [MASK]", cxxopts::value<double>()->default_value("0.8"))
-      ("random-rate", "of the selected: replaced by a random token (the rest kept)", cxxopts::value<double>()->default_value("0.1"))
+      ("mlm-probability", "fraction of tokens selected for prediction", value_with_default(t.mlm_probability))
+      ("mask-rate", "of the selected: replaced by [MASK]", value_with_default(t.mask_rate))
+      ("random-rate", "of the selected: replaced by a random token (the rest kept)", value_with_default(t.random_rate))
       ("whole-word-mask", "select whole words rather than pieces")
       ("segment-pairs", "frame [CLS] A [SEP] B [SEP] with token types");
   options.add_options("Span corruption (t5)")
-      ("noise-density", "fraction of tokens dropped into the targets", cxxopts::value<double>()->default_value("0.15"))
-      ("mean-span-length", "mean length of a noise span", cxxopts::value<double>()->default_value("3"));
+      ("noise-density", "fraction of tokens dropped into the targets", value_with_default(t.noise_density))
+      ("mean-span-length", "mean length of a noise span", value_with_default(t.mean_span_length));
+}
+
+void add_training_options(cxxopts::Options& options) {
+  const TrainConfig t;
   options.add_options("Training")
-      ("batch-size", "sequences per micro-batch", cxxopts::value<int64_t>()->default_value(std::to_string(t.batch_size)))
-      ("grad-accum", "micro-batches per optimizer step", cxxopts::value<int64_t>()->default_value(std::to_string(t.grad_accum)))
-      ("steps", "optimizer steps in total", cxxopts::value<int64_t>()->default_value(std::to_string(t.steps)))
-      ("lr", "peak learning rate", cxxopts::value<double>()->default_value("1e-3"))
-      ("min-lr", "final learning rate", cxxopts::value<double>()->default_value("1e-4"))
-      ("warmup", "linear warmup steps", cxxopts::value<int64_t>()->default_value(std::to_string(t.warmup)))
-      ("schedule", "cosine|linear|constant", cxxopts::value<std::string>()->default_value(t.schedule))
+      ("batch-size", "sequences per micro-batch", value_with_default(t.batch_size))
+      ("grad-accum", "micro-batches per optimizer step", value_with_default(t.grad_accum))
+      ("steps", "optimizer steps in total", value_with_default(t.steps))
+      ("lr", "peak learning rate (classify: 5e-05)", value_with_default(t.lr))
+      ("min-lr", "final learning rate (classify: 0)", value_with_default(t.min_lr))
+      ("warmup", "linear warmup steps (classify: 0)", value_with_default(t.warmup))
+      ("schedule", enum_help<Schedule>() + " (classify: linear)", value_with_default(t.schedule))
       ("decay-steps", "step where the decay reaches --min-lr, which holds after it (default: --steps; kept on "
                       "--resume, so extending --steps never moves the rate)", cxxopts::value<int64_t>())
-      ("weight-decay", "AdamW weight decay (tensors with >= 2 dims)", cxxopts::value<double>()->default_value("0.1"))
-      ("beta1", "AdamW beta1", cxxopts::value<double>()->default_value("0.9"))
-      ("beta2", "AdamW beta2", cxxopts::value<double>()->default_value("0.95"))
-      ("grad-clip", "gradient norm clip (0: off)", cxxopts::value<double>()->default_value("1.0"))
-      ("eval-interval", "steps between validations and checkpoints", cxxopts::value<int64_t>()->default_value(std::to_string(t.eval_interval)))
-      ("eval-iters", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value(std::to_string(t.eval_iters)))
-      ("log-interval", "steps between progress lines / metrics records", cxxopts::value<int64_t>()->default_value(std::to_string(t.log_interval)))
-      ("seed", "random seed", cxxopts::value<uint64_t>()->default_value(std::to_string(t.seed)))
-      ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value(t.device))
-      ("precision", "fp32|bf16|fp16 (fp16: CUDA only, with dynamic loss scaling)",
-       cxxopts::value<std::string>()->default_value(t.precision))
+      ("weight-decay", "AdamW weight decay (tensors with >= 2 dims; classify: 0.01)", value_with_default(t.weight_decay))
+      ("beta1", "AdamW beta1", value_with_default(t.beta1))
+      ("beta2", "AdamW beta2 (classify: 0.999)", value_with_default(t.beta2))
+      ("grad-clip", "gradient norm clip (0: off)", value_with_default(t.grad_clip))
+      ("eval-interval", "steps between validations and checkpoints", value_with_default(t.eval_interval))
+      ("eval-iters", "validation batches per evaluation", value_with_default(t.eval_iters))
+      ("log-interval", "steps between progress lines / metrics records", value_with_default(t.log_interval))
+      ("seed", "random seed", value_with_default(t.seed))
+      ("device", "auto|cpu|cuda[:N]", value_with_default(t.device))
+      ("precision", enum_help<Precision>(), value_with_default(t.precision))
       ("max-consecutive-skips", "steps with non-finite gradients are skipped; this many in a row stop the run",
-       cxxopts::value<int64_t>()->default_value(std::to_string(t.max_consecutive_skips)))
+       value_with_default(t.max_consecutive_skips))
       ("tf32", "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)",
        cxxopts::value<bool>()->implicit_value("true"))
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
@@ -107,9 +122,16 @@ void add_options(cxxopts::Options& options) {
                        "with an error", cxxopts::value<double>()->default_value("600"));
 }
 
+void add_options(cxxopts::Options& options) {
+  add_model_options(options);
+  add_data_options(options);
+  add_objective_options(options);
+  add_training_options(options);
+}
+
 void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model);
 
-bool is_init_scheme(const std::string& value) { return value == "gpt2" || value == "bert" || value == "t5"; }
+bool is_init_scheme(const std::string& value) { return find_enum<InitScheme>(value).has_value(); }
 
 // --init names a checkpoint to fine-tune from (anything but a scheme name; ./bert for a directory "bert").
 bool has_init_checkpoint(const cxxopts::ParseResult& r) {
@@ -127,21 +149,21 @@ const std::vector<std::string>& model_shape_flags() {
 }
 
 // The arch asked for: --arch, else the --config's or --preset's, else gpt.
-std::string requested_arch(const cxxopts::ParseResult& r) {
-  if (r.count("arch")) return r["arch"].as<std::string>();
+Arch requested_arch(const cxxopts::ParseResult& r) {
+  if (r.count("arch")) return enum_option<Arch>(r, "arch");
   if (r.count("config")) return load_model_config(r["config"].as<std::string>()).arch;
   if (r.count("preset")) return find_preset(r["preset"].as<std::string>()).config.arch;
-  return "gpt";
+  return Arch::kGpt;
 }
 
 void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
-  if (model.arch == "t5") {
+  if (model.arch == Arch::kT5) {
     // --n-layer sets both stacks unless --n-decoder-layer is given; a new width or head count keeps T5's
     // proportions (d_ff = 4 d_model, d_kv = d_model / n_head) rather than the preset's absolute sizes.
     if (r.count("n-layer")) model.n_decoder_layer = 0;
     if (r.count("d-model") || r.count("n-head")) model.head_dim = 0;
   } else if (r.count("n-decoder-layer")) {
-    throw UsageError("--n-decoder-layer is for --arch t5 (a " + model.arch + " model has one stack)");
+    throw UsageError("--n-decoder-layer is for --arch t5 (a " + enum_name(model.arch) + " model has one stack)");
   }
   // A new width keeps the feed-forward's proportion (derived d_ff) rather than the preset's absolute size.
   if (r.count("d-model")) model.d_ff = 0;
@@ -174,17 +196,13 @@ void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model) {
   override_from(r, "vocab-multiple", model.vocab_multiple);
   override_from(r, "dropout", model.dropout);
   override_from(r, "bias", model.bias);
-  if (r.count("init")) model.init = r["init"].as<std::string>();
+  override_from(r, "init", model.init);
 }
 
 ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {
   if (r.count("preset") && r.count("config")) throw UsageError("give --preset or --config, not both");
-  const std::string arch = requested_arch(r);
-  if (arch != "gpt" && arch != "bert" && arch != "t5") throw UsageError("--arch " + arch + " is not one of gpt|bert|t5");
-  ModelConfig model = find_preset(r.count("preset")  ? r["preset"].as<std::string>()
-                                  : arch == "bert" ? "bert-tiny"
-                                  : arch == "t5"   ? "t5-small"
-                                                   : "gpt-nano").config;
+  const Arch arch = requested_arch(r);
+  ModelConfig model = r.count("preset") ? find_preset(r["preset"].as<std::string>()).config : default_preset(arch).config;
   if (r.count("config")) {
     model = load_model_config(r["config"].as<std::string>());
     if (model.vocab_size != 0 && model.vocab_size != tokenizer_vocab) {
@@ -192,7 +210,9 @@ ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t token
                                " does not match the data's tokenizer (" + std::to_string(tokenizer_vocab) + ")");
     }
   }
-  if (model.arch != arch) throw UsageError("--arch " + arch + " does not match the " + model.arch + " model config");
+  if (model.arch != arch) {
+    throw UsageError("--arch " + enum_name(arch) + " does not match the " + enum_name(model.arch) + " model config");
+  }
   model.vocab_size = tokenizer_vocab;
   apply_model_flags(r, model);
   model.validate();
@@ -202,7 +222,13 @@ ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t token
 // Training flags override the config (defaults for a new run, the saved values on resume).
 void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
   auto set = [&](const std::string& flag, auto& field) {
-    if (!only_given || r.count(flag)) field = r[flag].as<std::decay_t<decltype(field)>>();
+    using Field = std::decay_t<decltype(field)>;
+    if (only_given && !r.count(flag)) return;
+    if constexpr (std::is_enum_v<Field>) {
+      field = enum_option<Field>(r, flag);
+    } else {
+      field = r[flag].as<Field>();
+    }
   };
   set("batch-size", t.batch_size);
   set("grad-accum", t.grad_accum);
@@ -243,19 +269,20 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
     if (r.count(flag)) throw UsageError("--" + flag + " cannot change the shape of the --init model");
   }
   const CheckpointInfo pretrained = open_checkpoint(r["init"].as<std::string>());
-  if (pretrained.model.arch != "bert") {
-    throw UsageError("--init " + pretrained.dir + " holds a " + pretrained.model.arch +
+  if (pretrained.model.arch != Arch::kBert) {
+    throw UsageError("--init " + pretrained.dir + " holds a " + enum_name(pretrained.model.arch) +
                      " model; classification fine-tunes a bert");
   }
   TrainConfig& t = request.train;
   t.init_checkpoint = absolute_path(pretrained.dir);
   if (r.count("val-data")) t.val_data = absolute_path(r["val-data"].as<std::string>());
-  if (!r.count("lr")) t.lr = 5e-5;
-  if (!r.count("min-lr")) t.min_lr = 0.0;
-  if (!r.count("schedule")) t.schedule = "linear";
-  if (!r.count("warmup")) t.warmup = 0;
-  if (!r.count("weight-decay")) t.weight_decay = 0.01;
-  if (!r.count("beta2")) t.beta2 = 0.999;
+  const TrainConfig defaults = classifier_defaults();
+  if (!r.count("lr")) t.lr = defaults.lr;
+  if (!r.count("min-lr")) t.min_lr = defaults.min_lr;
+  if (!r.count("schedule")) t.schedule = defaults.schedule;
+  if (!r.count("warmup")) t.warmup = defaults.warmup;
+  if (!r.count("weight-decay")) t.weight_decay = defaults.weight_decay;
+  if (!r.count("beta2")) t.beta2 = defaults.beta2;
   request.model = pretrained.model;
   request.model.labels = label_set(read_labelled_text(t.data_dir));
   override_from(r, "dropout", request.model.dropout);
@@ -264,24 +291,22 @@ void setup_classifier(const cxxopts::ParseResult& r, TrainRequest& request) {
 }
 
 // The objective-specific flags are refused under another objective rather than ignored (also on --resume,
-// where the objective is the run's). An unknown objective is left to TrainConfig::validate to name.
-void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, const std::string& objective) {
-  const std::vector<std::string> known = {"causal", "prefix", "mlm", "classify", "span", "seq2seq"};
-  if (std::find(known.begin(), known.end(), objective) == known.end()) return;
-  auto only_for = [&](std::initializer_list<const char*> flags, const std::string& owner, const std::string& what) {
+// where the objective is the run's).
+void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, Objective objective) {
+  auto only_for = [&](std::initializer_list<const char*> flags, Objective owner, const std::string& what) {
     if (objective == owner) return;
     for (const char* flag : flags) {
       if (r.count(flag)) {
-        throw UsageError(std::string("--") + flag + " applies to --objective " + owner + " (" + what +
-                         "), not to " + objective);
+        throw UsageError(std::string("--") + flag + " applies to --objective " + enum_name(owner) + " (" + what +
+                         "), not to " + enum_name(objective));
       }
     }
   };
-  only_for({"noise-density", "mean-span-length"}, "span", "t5 span corruption");
-  only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, "mlm",
+  only_for({"noise-density", "mean-span-length"}, Objective::kSpan, "t5 span corruption");
+  only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, Objective::kMlm,
            "bert masked LM");
-  if ((objective == "classify" || objective == "seq2seq") && r.count("eval-iters")) {
-    throw UsageError("--eval-iters does not apply to --objective " + objective +
+  if ((objective == Objective::kClassify || objective == Objective::kSeq2seq) && r.count("eval-iters")) {
+    throw UsageError("--eval-iters does not apply to --objective " + enum_name(objective) +
                      ": validation scores the whole validation set");
   }
 }
@@ -325,17 +350,17 @@ std::vector<std::string> resume_conflicts(const cxxopts::ParseResult& r, const C
   std::vector<std::string> conflicts;
   ModelConfig asked_model = run.model;
   override_model_fields(r, asked_model);
-  if (r.count("init") && is_init_scheme(r["init"].as<std::string>())) asked_model.init = r["init"].as<std::string>();
+  if (r.count("init") && is_init_scheme(r["init"].as<std::string>())) override_from(r, "init", asked_model.init);
   list_differences(nlohmann::json(asked_model), nlohmann::json(run.model), conflicts);
-  if (r.count("arch") && r["arch"].as<std::string>() != run.model.arch) {
-    conflicts.push_back("--arch " + r["arch"].as<std::string>() + " (the run's: " + run.model.arch + ")");
+  if (r.count("arch") && enum_option<Arch>(r, "arch") != run.model.arch) {
+    conflicts.push_back("--arch " + r["arch"].as<std::string>() + " (the run's: " + enum_name(run.model.arch) + ")");
   }
   for (const char* flag : {"preset", "config"}) {
     if (r.count(flag)) conflicts.push_back(std::string("--") + flag + " (the run's model comes from its checkpoint)");
   }
   TrainConfig asked_train = run.train;
   apply_training_flags(r, asked_train, /*only_given=*/true);
-  if (r.count("objective")) asked_train.objective = r["objective"].as<std::string>();
+  override_from(r, "objective", asked_train.objective);
   list_differences(nlohmann::json(asked_train), nlohmann::json(run.train), conflicts);
   auto same_path = [&](const char* flag, const std::string& stored) {
     if (r.count(flag) && absolute_path(r[flag].as<std::string>()) != absolute_path(stored)) {
@@ -378,7 +403,7 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
     throw UsageError("the run is already at step " + std::to_string(info.state.step) + " of " +
                      std::to_string(request.train.steps) + " (pass a larger --steps to continue)");
   }
-  if (request.train.objective != "classify") {
+  if (request.train.objective != Objective::kClassify) {
     check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(info.tokenizer_model), run_dir);
   }
 }
@@ -391,14 +416,11 @@ void setup_new_run(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.train.data_dir = absolute_path(r["data"].as<std::string>());
   request.train.out_dir = r["out"].as<std::string>();
   apply_training_flags(r, request.train, /*only_given=*/false);
-  const std::string arch = requested_arch(r);
-  request.train.objective = r.count("objective") ? r["objective"].as<std::string>()
-                            : has_init_checkpoint(r)            ? "classify"
-                            : arch == "bert"                    ? "mlm"
-                            : arch == "t5" ? (is_pairs_dir(request.train.data_dir) ? "seq2seq" : "span")
-                                           : "causal";
+  request.train.objective = has_init_checkpoint(r) ? Objective::kClassify
+                                                   : default_objective(requested_arch(r), is_pairs_dir(request.train.data_dir));
+  override_from(r, "objective", request.train.objective);
   reject_flags_of_other_objectives(r, request.train.objective);
-  if (request.train.objective == "classify") {
+  if (request.train.objective == Objective::kClassify) {
     setup_classifier(r, request);
   } else {
     if (has_init_checkpoint(r)) throw UsageError("--init RUN_DIR is for --objective classify");
@@ -483,7 +505,7 @@ int run_train(int argc, char** argv) {
   on_ranks_agreeing(ranks.get(), true, [&] {
     request.train.validate();
     // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
-    if (!resolve_device(request.train.device).is_cuda() && request.train.precision == "fp16") {
+    if (!resolve_device(request.train.device).is_cuda() && request.train.precision == Precision::kFp16) {
       throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
     }
   }, "set up the run");

@@ -184,14 +184,14 @@ AnyModel load_model(const CheckpointInfo& info, const torch::Device& device) {
 
 void init_from_checkpoint(AnyModel& model, const CheckpointInfo& pretrained) {
   ModelConfig wanted = model.config(), have = pretrained.model;
-  const bool into_encoder = model.classifier && have.labels.empty();
+  const bool into_encoder = model.is<BertClassifier>() && have.labels.empty();
   wanted.labels.clear();
   have.labels.clear();
   if (nlohmann::json(wanted) != nlohmann::json(have)) {
     throw std::runtime_error("the model to train does not have the shape of the --init checkpoint " +
                              pretrained.dir + " (train with that checkpoint's model config)");
   }
-  load_weights(pretrained, into_encoder ? model.classifier->bert.ptr() : model.module());
+  load_weights(pretrained, into_encoder ? model.as<BertClassifier>()->bert.ptr() : model.module());
 }
 
 void load_optimizer_state(const CheckpointInfo& info, torch::optim::Optimizer& optimizer) {

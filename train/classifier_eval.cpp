@@ -46,7 +46,7 @@ nlohmann::json ClassificationResult::to_json() const {
 
 ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer& tokenizer,
                                          const std::vector<LabelledText>& examples, int64_t batch_size,
-                                         const torch::Device& device, const std::string& precision) {
+                                         const torch::Device& device, Precision precision) {
   torch::NoGradGuard no_grad;
   model->eval();
   const auto& labels = model->config().labels;

@@ -11,6 +11,7 @@
 
 #include "data/labelled_text.h"
 #include "models/bert_classifier.h"
+#include "train/train_enums.h"
 
 namespace lmzoo {
 
@@ -29,7 +30,7 @@ struct ClassificationResult {
 
 ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer& tokenizer,
                                          const std::vector<LabelledText>& examples, int64_t batch_size,
-                                         const torch::Device& device, const std::string& precision = "fp32");
+                                         const torch::Device& device, Precision precision = Precision::kFp32);
 
 // (label, probability) for every label, most likely first.
 std::vector<std::pair<std::string, double>> classify_text(BertClassifier& model, const Tokenizer& tokenizer,

@@ -42,9 +42,9 @@ void configure_device_math(const torch::Device& device, bool tf32) {
   if (device.is_cuda()) at::globalContext().setFloat32MatmulPrecision(tf32 ? "high" : "highest");
 }
 
-AutocastScope::AutocastScope(const std::string& precision, const torch::Device& device)
-    : enabled_(precision == "bf16" || precision == "fp16"), device_type_(device.type()) {
-  if (enabled_) compat::set_autocast(device_type_, true, precision == "fp16" ? at::kHalf : at::kBFloat16);
+AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
+    : enabled_(precision != Precision::kFp32), device_type_(device.type()) {
+  if (enabled_) compat::set_autocast(device_type_, true, precision == Precision::kFp16 ? at::kHalf : at::kBFloat16);
 }
 
 AutocastScope::~AutocastScope() {

@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include "train/train_enums.h"
+
 namespace lmzoo {
 
 // auto: CUDA when torch::cuda::is_available(), else CPU. Throws a clear error for an unknown
@@ -23,7 +25,7 @@ void configure_device_math(const torch::Device& device, bool tf32);
 // no-op for fp32.
 class AutocastScope {
  public:
-  AutocastScope(const std::string& precision, const torch::Device& device);
+  AutocastScope(Precision precision, const torch::Device& device);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;

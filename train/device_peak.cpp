@@ -27,19 +27,19 @@ void reset_peak_device_memory(const torch::Device& device) {
 
 }  // namespace
 
-double measure_peak_flops(const torch::Device& device, const std::string& precision) {
+double measure_peak_flops(const torch::Device& device, Precision precision) {
   std::vector<double> rates = time_gemms(device, precision);
   reset_peak_device_memory(device);
   std::sort(rates.begin(), rates.end());
   return rates[rates.size() / 2];
 }
 
-std::vector<double> time_gemms(const torch::Device& device, const std::string& precision) {
+std::vector<double> time_gemms(const torch::Device& device, Precision precision) {
   torch::NoGradGuard no_grad;
   const bool cuda = device.is_cuda();
   const int64_t n = cuda ? 8192 : 512;
   const int per_batch = cuda ? 5 : 1, batches = cuda ? 5 : 10;
-  const auto dtype = precision == "bf16" ? torch::kBFloat16 : precision == "fp16" ? torch::kHalf : torch::kFloat;
+  const auto dtype = precision == Precision::kBf16 ? torch::kBFloat16 : precision == Precision::kFp16 ? torch::kHalf : torch::kFloat;
   auto options = torch::TensorOptions().dtype(dtype).device(device);
   // Values from linspace, not the RNG: timing a GEMM must not move a seeded run's random stream.
   auto a = torch::linspace(-1.0, 1.0, n * n, options).view({n, n});  // (n, n)

@@ -6,15 +6,17 @@
 
 #include <torch/torch.h>
 
+#include "train/train_enums.h"
+
 namespace lmzoo {
 
 // Median FLOP/s of square matmuls on DEVICE in the dtype PRECISION trains in (fp32 | bf16): n = 512 on a CPU,
 // 8192 on a GPU (fp32 there follows the TF32 setting in force). Takes a fraction of a second; afterwards the
 // GPU's peak-memory statistic starts again from zero.
-double measure_peak_flops(const torch::Device& device, const std::string& precision);
+double measure_peak_flops(const torch::Device& device, Precision precision);
 
 // FLOP/s of each timed batch of square matmuls (the measurements behind measure_peak_flops).
-std::vector<double> time_gemms(const torch::Device& device, const std::string& precision);
+std::vector<double> time_gemms(const torch::Device& device, Precision precision);
 
 // Most bytes of CUDA memory allocated to tensors at once on DEVICE since the process started (as
 // torch.cuda.max_memory_allocated); 0 on a CPU

@@ -8,13 +8,14 @@
 
 #include "data/shards.h"
 #include "models/gpt.h"
+#include "train/train_enums.h"
 
 namespace lmzoo {
 
 struct PerplexityOptions {
   int64_t stride = 0;      // 0: half the context length
   int64_t batch_size = 8;  // windows per forward pass
-  std::string precision = "fp32";
+  Precision precision = Precision::kFp32;
 };
 
 struct PerplexityResult {

@@ -28,7 +28,7 @@ std::vector<MlmExample> framed_windows(const TokenStream& stream, int64_t max_se
 
 // Sum of -log p(label) over positions with label >= 0, and their count, for a batch of examples.
 std::pair<double, int64_t> score_examples(Bert& model, const std::vector<MlmExample>& examples,
-                                          const torch::Device& device, const std::string& precision) {
+                                          const torch::Device& device, Precision precision) {
   const MlmBatch b = collate_mlm(examples);
   const auto selected = b.labels >= 0;  // (R, T)
   const int64_t n = selected.sum().item<int64_t>();

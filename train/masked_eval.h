@@ -17,7 +17,7 @@ struct MaskedEvalOptions {
   int64_t batch_size = 8;  // rows per forward pass
   uint64_t seed = 1234;    // masking seed (masked-token perplexity)
   MaskingOptions masking;  // selection and corruption rates (masked-token perplexity)
-  std::string precision = "fp32";  // fp32 | bf16 (autocast for the forward passes)
+  Precision precision = Precision::kFp32;  // autocast for the forward passes
 };
 
 // The stream is cut into consecutive windows of max_seq_len - 2 tokens, each framed [CLS] w [SEP].

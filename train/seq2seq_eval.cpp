@@ -7,7 +7,7 @@
 
 namespace lmzoo {
 
-void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& device, const std::string& precision,
+void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& device, Precision precision,
                     PerplexityResult& result) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
@@ -28,7 +28,7 @@ void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& d
 }
 
 PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t batch_size,
-                                   const torch::Device& device, const std::string& precision) {
+                                   const torch::Device& device, Precision precision) {
   PerplexityResult result;
   for (size_t begin = 0; begin < examples.size(); begin += size_t(batch_size)) {
     const size_t end = std::min(examples.size(), begin + size_t(batch_size));

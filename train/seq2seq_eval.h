@@ -14,11 +14,11 @@
 namespace lmzoo {
 
 // Adds the NLL of batch's labels (>= 0) under model to result (tokens, nll_sum); eval mode, no gradients.
-void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& device, const std::string& precision,
+void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& device, Precision precision,
                     PerplexityResult& result);
 
 // Target perplexity over examples in order, batch_size per forward pass.
 PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t batch_size,
-                                   const torch::Device& device, const std::string& precision = "fp32");
+                                   const torch::Device& device, Precision precision = Precision::kFp32);
 
 }  // namespace lmzoo

@@ -221,7 +221,7 @@ class SpanTask : public TrainingTask {
 class PrefixTask : public TrainingTask {
  public:
   PrefixTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
-      : decoder_only_(model.arch == "gpt"),
+      : decoder_only_(model.arch == Arch::kGpt),
         train_(TokenStream::open(config.data_dir, "train")),
         val_(TokenStream::open(config.data_dir, "val")) {
     PrefixOptions options;
@@ -320,66 +320,67 @@ class Seq2SeqTask : public TrainingTask {
 
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
                                         const std::string& tokenizer_model, DataShard shard) {
-  const std::string& objective = config.objective;
+  const Objective objective = config.objective;
   auto require_arch = [&](bool ok, const std::string& what) {
     if (!ok) {
-      throw std::invalid_argument("objective '" + objective + "' trains " + what + ", not a '" + model.arch + "'" +
-                                  (model.labels.empty() ? "" : " classifier") + " model");
+      throw std::invalid_argument("objective '" + enum_name(objective) + "' trains " + what + ", not a '" +
+                                  enum_name(model.arch) + "'" + (model.labels.empty() ? "" : " classifier") + " model");
     }
   };
-  const bool pairs = (objective == "seq2seq" || objective == "span" || objective == "prefix" ||
-                      objective == "causal" || objective == "mlm") && is_pairs_dir(config.data_dir);
-  if (pairs && objective != "seq2seq") {
+  const bool pairs = objective != Objective::kClassify && is_pairs_dir(config.data_dir);
+  if (pairs && objective != Objective::kSeq2seq) {
     throw std::invalid_argument(config.data_dir + " holds prepared pairs, which train --objective seq2seq (t5); '" +
-                                objective + "' reads token shards (lmzoo prepare --input)");
+                                enum_name(objective) + "' reads token shards (lmzoo prepare --input)");
   }
-  if (objective == "causal") {
-    require_arch(model.arch == "gpt", "gpt");
-    return std::make_unique<CausalTask>(model, config, shard);
+  switch (objective) {
+    case Objective::kCausal:
+      require_arch(model.arch == Arch::kGpt, "gpt");
+      return std::make_unique<CausalTask>(model, config, shard);
+    case Objective::kMlm:
+      require_arch(model.arch == Arch::kBert && model.labels.empty(), "bert");
+      return std::make_unique<MlmTask>(model, config, tokenizer_model, shard);
+    case Objective::kClassify:
+      require_arch(model.arch == Arch::kBert && !model.labels.empty(), "a bert classifier (with labels)");
+      return std::make_unique<ClassifyTask>(model, config, tokenizer_model, shard);
+    case Objective::kSpan:
+      require_arch(model.arch == Arch::kT5, "t5");
+      return std::make_unique<SpanTask>(model, config, shard);
+    case Objective::kPrefix:
+      require_arch(model.arch == Arch::kGpt || model.arch == Arch::kT5, "gpt or t5");
+      return std::make_unique<PrefixTask>(model, config, shard);
+    case Objective::kSeq2seq:
+      require_arch(model.arch == Arch::kT5, "t5");
+      if (!pairs) {
+        throw std::invalid_argument(config.data_dir + " holds no prepared pairs; --objective seq2seq trains on "
+                                    "lmzoo prepare --pairs FILE output");
+      }
+      return std::make_unique<Seq2SeqTask>(model, config, shard);
   }
-  if (objective == "mlm") {
-    require_arch(model.arch == "bert" && model.labels.empty(), "bert");
-    return std::make_unique<MlmTask>(model, config, tokenizer_model, shard);
-  }
-  if (objective == "classify") {
-    require_arch(model.arch == "bert" && !model.labels.empty(), "a bert classifier (with labels)");
-    return std::make_unique<ClassifyTask>(model, config, tokenizer_model, shard);
-  }
-  if (objective == "span") {
-    require_arch(model.arch == "t5", "t5");
-    return std::make_unique<SpanTask>(model, config, shard);
-  }
-  if (objective == "prefix") {
-    require_arch(model.arch == "gpt" || model.arch == "t5", "gpt or t5");
-    return std::make_unique<PrefixTask>(model, config, shard);
-  }
-  if (objective == "seq2seq") {
-    require_arch(model.arch == "t5", "t5");
-    if (!is_pairs_dir(config.data_dir)) {
-      throw std::invalid_argument(config.data_dir + " holds no prepared pairs; --objective seq2seq trains on "
-                                  "lmzoo prepare --pairs FILE output");
-    }
-    return std::make_unique<Seq2SeqTask>(model, config, shard);
-  }
-  throw std::invalid_argument("unknown objective '" + objective + "'");
+  throw std::logic_error("objective outside its table");
 }
 
 int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum().item<int64_t>(); }
 
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
-  if (model.gpt) return next_token_loss(model.gpt->forward(batch.input_ids, nullptr, batch.prefix_len), batch.labels);
-  if (model.t5) {
-    return next_token_loss(model.t5->forward(batch.input_ids, batch.attention_mask, batch.decoder_input_ids),
-                           batch.labels);
-  }
-  if (model.bert) return masked_lm_loss(model.bert, batch.input_ids, batch.attention_mask, batch.token_type_ids,
-                                        batch.labels);
-  return classification_loss(model.classifier->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids),
-                             batch.labels);
+  return model.visit(Overloaded{
+      [&](GPT gpt) {
+        return next_token_loss(gpt->forward(batch.input_ids, nullptr, batch.prefix_len), batch.labels);
+      },
+      [&](T5 t5) {
+        return next_token_loss(t5->forward(batch.input_ids, batch.attention_mask, batch.decoder_input_ids),
+                               batch.labels);
+      },
+      [&](Bert bert) {
+        return masked_lm_loss(bert, batch.input_ids, batch.attention_mask, batch.token_type_ids, batch.labels);
+      },
+      [&](BertClassifier classifier) {
+        return classification_loss(classifier->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids),
+                                   batch.labels);
+      }});
 }
 
 ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, const torch::Device& device,
-                                  const std::string& precision, DataShard shard) {
+                                  Precision precision, DataShard shard) {
   torch::NoGradGuard no_grad;
   auto module = model.module();
   const bool was_training = module->is_training();
@@ -397,7 +398,7 @@ ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, con
 }
 
 double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
-                       const std::string& precision) {
+                       Precision precision) {
   const ValidationSum sum = validation_loss_sum(model, task, device, precision, DataShard{});
   return sum.rows ? sum.weighted_loss / double(sum.rows) : std::nan("");
 }

@@ -55,7 +55,7 @@ torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
 
 // Mean task_loss over the validation sample, weighted by rows, in eval mode and without gradients.
 double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
-                       const std::string& precision);
+                       Precision precision);
 
 // The part of the validation sample one rank scores (batch i on rank i % world_size): the row-weighted loss sum
 // and the rows, which add up over ranks to validation_loss's mean.
@@ -64,6 +64,6 @@ struct ValidationSum {
   int64_t rows = 0;
 };
 ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, const torch::Device& device,
-                                  const std::string& precision, DataShard shard);
+                                  Precision precision, DataShard shard);
 
 }  // namespace lmzoo

@@ -5,11 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/model_enums.h"
+#include "train/train_enums.h"
+
 namespace lmzoo {
 
 struct TrainConfig {
-  // causal (gpt) | mlm (bert) | classify (bert with labels) | span (t5) | prefix (gpt, t5) | seq2seq (t5)
-  std::string objective = "causal";
+  Objective objective = Objective::kCausal;
   std::string data_dir;              // prepared shards (seq2seq: prepared pairs); classify: a labelled file
   std::string val_data;              // classify: labelled validation file (empty: no validation)
   std::string init_checkpoint;       // classify: the pretrained checkpoint the encoder started from
@@ -20,7 +22,7 @@ struct TrainConfig {
   double lr = 1e-3;
   double min_lr = 1e-4;
   int64_t warmup = 100;
-  std::string schedule = "cosine";  // cosine | linear | constant
+  Schedule schedule = Schedule::kCosine;
   // The step where the decay reaches min_lr (nanoGPT's lr_decay_iters); 0: --steps of the run's first start.
   // Stored in the run, so extending --steps on resume never moves the learning rate; past it, min_lr.
   int64_t decay_steps = 0;
@@ -35,7 +37,7 @@ struct TrainConfig {
   // Steps with non-finite gradients are skipped; this many in a row stop the run (non-zero exit).
   int64_t max_consecutive_skips = 25;
   std::string device = "auto";     // auto | cpu | cuda[:N]
-  std::string precision = "fp32";  // fp32 | bf16 | fp16 (CUDA, with dynamic loss scaling)
+  Precision precision = Precision::kFp32;
   bool tf32 = true;                 // CUDA: fp32 matmuls on TF32 tensor cores
   // Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates.
   double mlm_probability = 0.15;
@@ -50,6 +52,18 @@ struct TrainConfig {
   // Throws std::invalid_argument naming the first bad field.
   void validate() const;
 };
+
+// The objective a family trains with when none is named: causal (gpt), mlm (bert), span (t5; seq2seq on prepared
+// pairs).
+Objective default_objective(Arch arch, bool pairs_data);
+
+// Fine-tuning a classifier starts from HF Trainer's defaults instead: lr 5e-5 decaying linearly to 0, no warmup,
+// weight decay 0.01, beta2 0.999; the other fields are TrainConfig's.
+TrainConfig classifier_defaults();
+
+// lmzoo bench's run: nanoGPT's CPU baby run (lr 1e-3 cosine to 1e-4 over STEPS, warmup 100, betas (0.9, 0.99),
+// weight decay 0.1, clip 1.0), one evaluation at the end.
+TrainConfig bench_defaults(int64_t steps);
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, val_data, init_checkpoint, out_dir,
                                                 batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,

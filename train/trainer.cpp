@@ -68,7 +68,7 @@ std::string non_finite_stop_message(const TrainConfig& cfg, int64_t step, int64_
   std::string remedies = std::string("a lower --lr (this run's: ") + lr + ")";
   if (cfg.warmup < 100) remedies += ", a longer --warmup (this run's: " + std::to_string(cfg.warmup) + ")";
   if (cfg.grad_clip <= 0) remedies += ", --grad-clip 1";
-  if (cfg.precision != "fp32") remedies += ", --precision fp32";
+  if (cfg.precision != Precision::kFp32) remedies += ", --precision fp32";
   return "stopped at step " + std::to_string(step) + ": the gradients were not finite (NaN or inf) in " +
          std::to_string(run) + " steps in a row, so none of them updated the model and nothing was saved (the " +
          "last checkpoint is untouched); try " + remedies;
@@ -90,256 +90,320 @@ TrainConfig with_decay_horizon(TrainConfig cfg) {
   return cfg;
 }
 
-}  // namespace
+// The optimizer step's outcome, as the logging and checkpoint steps read it.
+struct StepOutcome {
+  double lr = 0.0;
+  torch::Tensor loss_sum;  // on the device: read back only at sync points
+};
 
-TrainResult train_model(const TrainRequest& request) {
-  const TrainConfig cfg = with_decay_horizon(request.train);
-  cfg.validate();
-  request.model.validate();
-  // A rank on CUDA trains on its own GPU (cuda:LOCAL_RANK, where its communicator lives).
-  const torch::Device device = request.ranks && resolve_device(cfg.device).is_cuda() ? request.ranks->device()
-                                                                                     : resolve_device(cfg.device);
-  if (cfg.precision == "fp16" && !device.is_cuda()) {
+// One call of train_model: the setup, then one method per part of an optimizer step, read top-down by run().
+class TrainingRun {
+ public:
+  explicit TrainingRun(const TrainRequest& request);
+  TrainResult run();
+
+ private:
+  void take_run_dir();
+  void build_model_and_optimizer();
+  void open_outputs();
+  StepOutcome train_step();
+  bool settle_at_sync_point(bool sync_point, bool stopping);
+  void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
+  bool evaluate_and_save(bool eval_step, bool stopping, bool signalled);
+  void save(const std::string& name);
+
+  const TrainRequest& request_;
+  const TrainConfig cfg_;
+  Communicator* const ranks_;  // data-parallel ranks; null in one process
+  const torch::Device device_;
+  const std::string run_dir_;
+  const bool writes_, shows_;  // rank 0 alone writes and shows progress
+  const DataShard shard_;
+  std::unique_ptr<RunLock> run_lock_;
+  std::unique_ptr<TrainingTask> task_;
+  bool has_val_ = false;
+  CheckpointInfo info_;  // model, train config, tokenizer and trainer state: what a checkpoint stores
+  TrainerState& state_ = info_.state;
+  AnyModel model_{GPT{nullptr}};
+  std::shared_ptr<torch::nn::Module> module_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<GradientSync> gradient_sync_;
+  std::unique_ptr<MetricsLog> metrics_;
+  LossScaler scaler_;
+  std::unique_ptr<SkipMonitor> skips_;
+  Progress progress_;
+  int64_t tokens_per_step_ = 0;
+  double flops_per_token_ = 0.0, peak_flops_ = 0.0;
+  std::chrono::steady_clock::time_point run_start_, window_start_;
+  double elapsed_before_ = 0.0;
+  int64_t window_steps_ = 0;
+  int64_t longest_skip_run_ = 0;  // consecutive skipped steps, as of the last sync point
+  TrainResult result_;
+};
+
+// A rank on CUDA trains on its own GPU (cuda:LOCAL_RANK, where its communicator lives).
+torch::Device training_device(const TrainRequest& request, const TrainConfig& cfg) {
+  const torch::Device asked = resolve_device(cfg.device);
+  return request.ranks && asked.is_cuda() ? request.ranks->device() : asked;
+}
+
+TrainingRun::TrainingRun(const TrainRequest& request)
+    : request_(request),
+      cfg_(with_decay_horizon(request.train)),
+      ranks_(request.ranks),
+      device_((cfg_.validate(), request.model.validate(), training_device(request, cfg_))),
+      run_dir_(cfg_.out_dir),
+      writes_(request.write_outputs && (!ranks_ || ranks_->rank() == 0)),
+      shows_(request.show_progress && (!ranks_ || ranks_->rank() == 0)),
+      shard_(ranks_ ? DataShard{ranks_->rank(), ranks_->world_size()} : DataShard{}) {
+  if (cfg_.precision == Precision::kFp16 && !device_.is_cuda()) {
     throw std::invalid_argument("--precision fp16 needs a CUDA device (on the CPU use bf16)");
   }
-  const std::string run_dir = cfg.out_dir;
-  TrainResult result;
-  result.last_val_loss = std::nan("");
-  // Data-parallel ranks: each reads its own rows of every step; rank 0 alone writes and shows progress.
-  Communicator* const ranks = request.ranks;
-  const bool lead = !ranks || ranks->rank() == 0;
-  const bool writes = request.write_outputs && lead;
-  const bool shows = request.show_progress && lead;
-  const DataShard shard = ranks ? DataShard{ranks->rank(), ranks->world_size()} : DataShard{};
-  // One live run per run directory, from before anything in it is read for the run until the process ends.
-  std::unique_ptr<RunLock> run_lock;
-  if (writes && !request.run_dir_locked) {
-    run_lock = std::make_unique<RunLock>(run_dir);
-    recover_run_dir(run_dir);  // leftovers of a process that died mid-swap
-  }
+  result_.last_val_loss = std::nan("");
+  take_run_dir();
+  // Data: the task's seeded train batches (each rank its own rows), and its validation sample if the data has one.
+  task_ = make_task(request.model, cfg_, request.tokenizer_model, shard_);
+  has_val_ = task_->val_batches() > 0;
+  build_model_and_optimizer();
+  open_outputs();
+}
 
-  // Data: the task's seeded train batches, and its validation sample (if the data has one).
-  const auto task = make_task(request.model, cfg, request.tokenizer_model, shard);
-  const bool has_val = task->val_batches() > 0;
-
-  // Model, optimizer and trainer state: fresh (optionally from pretrained weights), or restored whole
-  // from a checkpoint.
-  torch::manual_seed(cfg.seed);
-  CheckpointInfo info;
-  info.model = request.model;
-  info.train = cfg;
-  info.tokenizer_model = request.tokenizer_model;
-  AnyModel model = build_model(request.model);
-  if (!cfg.init_checkpoint.empty() && request.resume_dir.empty()) {
-    init_from_checkpoint(model, read_checkpoint(cfg.init_checkpoint));
+// One live run per run directory, from before anything in it is read for the run until the process ends.
+void TrainingRun::take_run_dir() {
+  if (writes_ && !request_.run_dir_locked) {
+    run_lock_ = std::make_unique<RunLock>(run_dir_);
+    recover_run_dir(run_dir_);  // leftovers of a process that died mid-swap
   }
-  configure_device_math(device, cfg.tf32);
-  model.module()->to(device);
-  auto optimizer = make_optimizer(*model.module(), cfg);
-  if (!request.resume_dir.empty()) {
-    CheckpointInfo resumed = read_checkpoint(request.resume_dir);
-    model = load_model(resumed, device);
-    optimizer = make_optimizer(*model.module(), cfg);
-    load_optimizer_state(resumed, *optimizer);
+}
+
+// Model, optimizer and trainer state: fresh (optionally from pretrained weights), or restored whole from a
+// checkpoint. Ranks start from rank 0's weights and sum their gradients in buckets as the backward produces them.
+void TrainingRun::build_model_and_optimizer() {
+  info_.model = request_.model;
+  info_.train = cfg_;
+  info_.tokenizer_model = request_.tokenizer_model;
+  configure_device_math(device_, cfg_.tf32);
+  if (request_.resume_dir.empty()) {
+    torch::manual_seed(cfg_.seed);
+    model_ = build_model(request_.model);
+    if (!cfg_.init_checkpoint.empty()) init_from_checkpoint(model_, read_checkpoint(cfg_.init_checkpoint));
+    model_.module()->to(device_);
+    optimizer_ = make_optimizer(*model_.module(), cfg_);
+  } else {
+    const CheckpointInfo resumed = read_checkpoint(request_.resume_dir);
+    model_ = load_model(resumed, device_);
+    optimizer_ = make_optimizer(*model_.module(), cfg_);
+    load_optimizer_state(resumed, *optimizer_);
     restore_rng_state(resumed);
-    info.state = resumed.state;
+    state_ = resumed.state;
   }
-  TrainerState& state = info.state;
-  auto module = model.module();
-  module->train();
-  // Ranks start from rank 0's weights, and sum their gradients in buckets as the backward produces them.
-  std::unique_ptr<GradientSync> gradient_sync;
-  if (ranks) {
-    broadcast_module(*module, *ranks);
-    gradient_sync = std::make_unique<GradientSync>(module->parameters(), *ranks);
+  module_ = model_.module();
+  module_->train();
+  if (ranks_) {
+    broadcast_module(*module_, *ranks_);
+    gradient_sync_ = std::make_unique<GradientSync>(module_->parameters(), *ranks_);
   }
+}
 
-  std::unique_ptr<MetricsLog> metrics;
-  if (writes) {
+// metrics.jsonl, the fp16 loss scale (restored on resume), the skip monitor, the first progress line and the MFU
+// baseline: the model's FLOPs per token against a GEMM timed on this device in this process.
+void TrainingRun::open_outputs() {
+  if (writes_) {
     // Records past the checkpoint the run continues from (or any from a run that never saved) are dropped.
-    truncate_metrics_after(run_dir + "/metrics.jsonl", state.step);
-    metrics = std::make_unique<MetricsLog>(run_dir + "/metrics.jsonl");
+    truncate_metrics_after(run_dir_ + "/metrics.jsonl", state_.step);
+    metrics_ = std::make_unique<MetricsLog>(run_dir_ + "/metrics.jsonl");
   }
-  // fp16: the loss scale (restored on resume); every precision: steps skipped for non-finite gradients.
-  LossScaler scaler;
-  if (cfg.precision == "fp16") {
-    scaler = LossScaler(device, state.loss_scale > 0 ? state.loss_scale : LossScaler::kInitialScale,
-                        state.scale_growth_tracker);
+  if (cfg_.precision == Precision::kFp16) {
+    scaler_ = LossScaler(device_, state_.loss_scale > 0 ? state_.loss_scale : LossScaler::kInitialScale,
+                         state_.scale_growth_tracker);
   }
-  SkipMonitor skips(device);
-  Progress progress;
-  const int64_t world = ranks ? ranks->world_size() : 1;
-  const int64_t tokens_per_step = task->tokens_per_batch() * cfg.grad_accum * world;  // all ranks
-  if (shows) {
+  skips_ = std::make_unique<SkipMonitor>(device_);
+  const int64_t world = ranks_ ? ranks_->world_size() : 1;
+  tokens_per_step_ = task_->tokens_per_batch() * cfg_.grad_accum * world;  // all ranks
+  if (shows_) {
     const std::string where =
-        ranks ? std::to_string(world) + " ranks (" + ranks->backend_name() + "), device " + device.str() + " each, global batch " +
-                    std::to_string(cfg.batch_size * cfg.grad_accum * world)
-              : "device " + device.str();
-    progress.note("lmzoo train: " + std::to_string(count_parameters(request.model)) + " parameters, " + where + ", " +
-                  std::to_string(tokens_per_step) + " tokens/step, steps " + std::to_string(state.step) + " -> " +
-                  std::to_string(cfg.steps));
+        ranks_ ? std::to_string(world) + " ranks (" + ranks_->backend_name() + "), device " + device_.str() +
+                     " each, global batch " + std::to_string(cfg_.batch_size * cfg_.grad_accum * world)
+               : "device " + device_.str();
+    progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters, " + where +
+                   ", " + std::to_string(tokens_per_step_) + " tokens/step, steps " + std::to_string(state_.step) +
+                   " -> " + std::to_string(cfg_.steps));
   }
-  // MFU: the model's FLOPs per token against a GEMM timed on this device in this process.
-  const double flops_per_token = model_flops_per_token(request.model);
-  const double peak_flops = measure_peak_flops(device, cfg.precision) * double(world);
+  flops_per_token_ = model_flops_per_token(request_.model);
+  peak_flops_ = measure_peak_flops(device_, cfg_.precision) * double(world);
+}
+
+TrainResult TrainingRun::run() {
   StopSignalScope stop_signals;
-  const auto run_start = std::chrono::steady_clock::now();
-  const double elapsed_before = state.elapsed_s;
-  auto window_start = run_start;
-  int64_t window_steps = 0;
-
-  // Rank 0 saves; every rank waits for it, and all stop when it could not.
-  auto save = [&](const std::string& name) {
-    on_ranks_agreeing(ranks, writes, [&] {
-      if (!parameters_finite(*module)) {
-        throw std::runtime_error("the weights are not finite at step " + std::to_string(state.step) +
-                                 ": not saved (the last checkpoint is untouched); try a lower --lr or --precision fp32");
-      }
-      state.elapsed_s = elapsed_before + seconds_since(run_start);
-      if (scaler.enabled()) {
-        state.loss_scale = scaler.scale_value();
-        state.scale_growth_tracker = scaler.growth_tracker();
-      }
-      save_checkpoint(run_dir + "/" + name, module, optimizer.get(), info);
-    }, "save " + run_dir + "/" + name);
-  };
-  int64_t longest_skip_run = 0;  // consecutive skipped steps, as of the last sync point
-
+  run_start_ = window_start_ = std::chrono::steady_clock::now();
+  elapsed_before_ = state_.elapsed_s;
   // Test hook: LMZOO_TEST_KILL_AT_STEP=N kills this process as it starts step N (a rank dying mid-run).
   const char* kill_at = std::getenv("LMZOO_TEST_KILL_AT_STEP");
   const int64_t kill_at_step = kill_at ? std::atoll(kill_at) : -1;
-
-  while (state.step < cfg.steps) {
-    if (state.step == kill_at_step) std::raise(SIGKILL);
-    // One optimizer step: LR from the schedule, grad_accum micro-batches, clip, AdamW.
-    const auto step_start = std::chrono::steady_clock::now();
-    const double lr = learning_rate(cfg, state.step);
-    set_learning_rate(*optimizer, lr);
-    // Each micro-batch's mean loss is weighted by its share of the targets the step scores on all ranks, so the
-    // summed gradient is that of the step's global mean loss (one rank of batch N*b = N ranks of batch b).
-    std::vector<TrainBatch> micro_batches;
-    std::vector<int64_t> micro_targets;
-    for (int64_t micro = 0; micro < cfg.grad_accum; ++micro) {
-      micro_batches.push_back(task->train_batch(state.step, micro));
-      micro_targets.push_back(scored_targets(micro_batches.back()));
-    }
-    const torch::Tensor per_target = step_target_weight(micro_targets, ranks);
-    // The loss stays on the device: reading it back (a host sync) waits for log steps.
-    torch::Tensor loss_sum;
-    for (int64_t micro = 0; micro < cfg.grad_accum; ++micro) {
-      const TrainBatch batch = micro_batches[size_t(micro)].to(device);
-      if (gradient_sync) gradient_sync->prepare(/*send=*/micro == cfg.grad_accum - 1);
-      torch::Tensor loss;
-      {
-        AutocastScope autocast(cfg.precision, device);
-        loss = task_loss(model, batch) * (per_target * double(micro_targets[size_t(micro)]));
-      }
-      (scaler.enabled() ? loss * scaler.scale() : loss).backward();
-      loss_sum = micro == 0 ? loss.detach() : loss_sum + loss.detach();
-    }
-    if (gradient_sync) gradient_sync->finish();
-    // Clip (when grad_clip > 0) and AdamW, fused; skipped (nothing changes) when the gradients are not finite.
-    const AdamWStepResult step = clip_and_adamw_step(*optimizer, cfg.grad_clip, scaler.scale(), skips.uncounted());
-    skips.record(step);
-    scaler.update(step.skipped);
-    for (auto& p : module->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
-    if (request.synchronize_steps && device.is_cuda()) torch::cuda::synchronize();
-    ++state.step;
-    state.tokens_seen += tokens_per_step;
-    result.step_seconds.push_back(seconds_since(step_start));
-    ++window_steps;
-
+  while (state_.step < cfg_.steps) {
+    if (state_.step == kill_at_step) std::raise(SIGKILL);
+    const StepOutcome step = train_step();
     // Reading from the device waits for it: only at log, eval and stop steps (on a CPU, every step).
-    const bool log_step = state.step % cfg.log_interval == 0 || state.step == cfg.steps;
-    const bool eval_step = state.step % cfg.eval_interval == 0 || state.step == cfg.steps;
-    const bool sync_point = log_step || eval_step || !device.is_cuda();
+    const bool log_step = state_.step % cfg_.log_interval == 0 || state_.step == cfg_.steps;
+    const bool eval_step = state_.step % cfg_.eval_interval == 0 || state_.step == cfg_.steps;
+    const bool sync_point = log_step || eval_step || !device_.is_cuda();
     // A signal stops every rank at the same step: the ranks agree on it at sync points.
     bool signalled = g_stop_requested.load();
-    if (ranks) signalled = sync_point && ranks->any(signalled);
-    const bool stopping = signalled || (request.max_steps_this_call > 0 &&
-                                        int64_t(result.step_seconds.size()) == request.max_steps_this_call);
-    if (sync_point || stopping) {
-      const SkipMonitor::Settled settled = skips.settle(*optimizer);
-      state.skipped_steps += settled.skipped;
-      longest_skip_run = settled.longest_run;
+    if (ranks_) signalled = sync_point && ranks_->any(signalled);
+    const bool stopping = signalled || (request_.max_steps_this_call > 0 &&
+                                        int64_t(result_.step_seconds.size()) == request_.max_steps_this_call);
+    const bool too_many_skips = settle_at_sync_point(sync_point, stopping);
+    log_step_if(step, log_step, stopping);
+    if (too_many_skips) {  // nothing is saved
+      if (shows_) progress_.finish();
+      throw std::runtime_error(non_finite_stop_message(cfg_, state_.step, longest_skip_run_));
     }
+    if (evaluate_and_save(eval_step, stopping, signalled)) break;
+  }
+  if (shows_) progress_.finish();
+  state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
+  result_.state = state_;
+  return result_;
+}
 
-    // Logging: progress bar / lines and a metrics record every log_interval steps.
-    if (log_step || stopping) {
-      result.last_train_loss = loss_sum.item<double>();
-      if (ranks) result.last_train_loss = ranks->sum(result.last_train_loss);  // the global mean
+// One optimizer step: LR from the schedule, grad_accum micro-batches, clip, AdamW. Each micro-batch's mean loss
+// is weighted by its share of the targets the step scores on all ranks, so the summed gradient is that of the
+// step's global mean loss (one rank of batch N*b = N ranks of batch b).
+StepOutcome TrainingRun::train_step() {
+  const auto step_start = std::chrono::steady_clock::now();
+  StepOutcome out;
+  out.lr = learning_rate(cfg_, state_.step);
+  set_learning_rate(*optimizer_, out.lr);
+  std::vector<TrainBatch> micro_batches;
+  std::vector<int64_t> micro_targets;
+  for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
+    micro_batches.push_back(task_->train_batch(state_.step, micro));
+    micro_targets.push_back(scored_targets(micro_batches.back()));
+  }
+  const torch::Tensor per_target = step_target_weight(micro_targets, ranks_);
+  for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
+    const TrainBatch batch = micro_batches[size_t(micro)].to(device_);
+    if (gradient_sync_) gradient_sync_->prepare(/*send=*/micro == cfg_.grad_accum - 1);
+    torch::Tensor loss;
+    {
+      AutocastScope autocast(cfg_.precision, device_);
+      loss = task_loss(model_, batch) * (per_target * double(micro_targets[size_t(micro)]));
     }
-    if (log_step) {
-      const double step_loss = result.last_train_loss;
-      const double window_s = seconds_since(window_start);
-      const double tokens_per_s = double(window_steps * tokens_per_step) / std::max(window_s, 1e-9);
-      const double elapsed = seconds_since(run_start);
-      if (shows) {
-        // ETA from this call's own pace: steps done here over time spent here.
-        const double pace = elapsed / double(result.step_seconds.size());
-        progress.update({state.step, cfg.steps, step_loss, lr, tokens_per_s, pace * double(state.step),
-                         flops_per_token * tokens_per_s / peak_flops,
-                         device.is_cuda() ? peak_device_memory_bytes(device) : 0, state.skipped_steps});
-      }
-      if (metrics) {
-        nlohmann::json record = {{"type", "train"}, {"step", state.step}, {"loss", step_loss}, {"lr", lr},
-                                 {"tokens_per_s", tokens_per_s}, {"mfu", flops_per_token * tokens_per_s / peak_flops},
-                                 {"tokens_seen", state.tokens_seen}, {"elapsed_s", elapsed_before + elapsed},
-                                 {"skipped_steps", state.skipped_steps}};
-        if (device.is_cuda()) record["peak_memory_bytes"] = peak_device_memory_bytes(device);
-        if (scaler.enabled()) record["loss_scale"] = scaler.scale_value();
-        metrics->append(record);
-      }
-      window_start = std::chrono::steady_clock::now();
-      window_steps = 0;
-    }
+    (scaler_.enabled() ? loss * scaler_.scale() : loss).backward();
+    out.loss_sum = micro == 0 ? loss.detach() : out.loss_sum + loss.detach();  // stays on the device
+  }
+  if (gradient_sync_) gradient_sync_->finish();
+  // Clip (when grad_clip > 0) and AdamW, fused; skipped (nothing changes) when the gradients are not finite.
+  const AdamWStepResult step = clip_and_adamw_step(*optimizer_, cfg_.grad_clip, scaler_.scale(), skips_->uncounted());
+  skips_->record(step);
+  scaler_.update(step.skipped);
+  for (auto& p : module_->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
+  if (request_.synchronize_steps && device_.is_cuda()) torch::cuda::synchronize();
+  ++state_.step;
+  state_.tokens_seen += tokens_per_step_;
+  result_.step_seconds.push_back(seconds_since(step_start));
+  ++window_steps_;
+  return out;
+}
 
-    // Too many non-finite steps in a row: stop before anything is saved.
-    if (longest_skip_run >= cfg.max_consecutive_skips) {
-      if (shows) progress.finish();
-      throw std::runtime_error(non_finite_stop_message(cfg, state.step, longest_skip_run));
-    }
+// Counts the skipped steps at sync points; true when too many non-finite steps came in a row.
+bool TrainingRun::settle_at_sync_point(bool sync_point, bool stopping) {
+  if (sync_point || stopping) {
+    const SkipMonitor::Settled settled = skips_->settle(*optimizer_);
+    state_.skipped_steps += settled.skipped;
+    longest_skip_run_ = settled.longest_run;
+  }
+  return longest_skip_run_ >= cfg_.max_consecutive_skips;
+}
 
-    // Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation
-    // improves (or at every eval when the data has no validation split).
-    if (eval_step || stopping) {
-      const auto pause_start = std::chrono::steady_clock::now();
-      bool improved = false;
-      if (ranks && eval_step) require_identical_replicas(*module, *ranks, state.step);
-      if (has_val && eval_step && !signalled) {
-        const ValidationSum part = validation_loss_sum(model, *task, device, cfg.precision, shard);
-        const double val_loss = ranks ? ranks->sum(part.weighted_loss) / ranks->sum(double(part.rows))
-                                      : part.weighted_loss / double(part.rows);
-        result.last_val_loss = val_loss;
-        improved = val_loss < state.best_val_loss;
-        if (improved) state.best_val_loss = val_loss;
-        if (shows) {
-          char line[128];
-          std::snprintf(line, sizeof line, "step %ld: val loss %.4f (ppl %.2f)%s", long(state.step), val_loss,
-                        std::exp(val_loss), improved ? ", best so far" : "");
-          progress.note(line);
-        }
-        if (metrics) metrics->append({{"type", "eval"}, {"step", state.step}, {"val_loss", val_loss},
-                                      {"val_ppl", std::exp(val_loss)}});
-      }
-      save("last");
-      if (improved || (!has_val && eval_step)) save("best");
-      if (stopping && state.step < cfg.steps) {
-        if (shows) {
-          progress.note(std::string(signalled ? "interrupted" : "stopped") + ": saved " + run_dir + "/last at step " +
-                        std::to_string(state.step) + " (continue with lmzoo train --resume " + run_dir + ")");
-        }
-        result.interrupted = true;
-        break;
-      }
-      // Evaluation and saving are not training time: keep them out of the tokens/s window.
-      window_start += std::chrono::steady_clock::now() - pause_start;
+// Progress line and a metrics record every log_interval steps.
+void TrainingRun::log_step_if(const StepOutcome& step, bool log_step, bool stopping) {
+  if (log_step || stopping) {
+    result_.last_train_loss = step.loss_sum.item<double>();
+    if (ranks_) result_.last_train_loss = ranks_->sum(result_.last_train_loss);  // the global mean
+  }
+  if (!log_step) return;
+  const double window_s = seconds_since(window_start_);
+  const double tokens_per_s = double(window_steps_ * tokens_per_step_) / std::max(window_s, 1e-9);
+  const double elapsed = seconds_since(run_start_);
+  const double mfu = flops_per_token_ * tokens_per_s / peak_flops_;
+  if (shows_) {
+    // ETA from this call's own pace: steps done here over time spent here.
+    const double pace = elapsed / double(result_.step_seconds.size());
+    progress_.update({state_.step, cfg_.steps, result_.last_train_loss, step.lr, tokens_per_s,
+                      pace * double(state_.step), mfu, device_.is_cuda() ? peak_device_memory_bytes(device_) : 0,
+                      state_.skipped_steps});
+  }
+  if (metrics_) {
+    nlohmann::json record = {{"type", "train"}, {"step", state_.step}, {"loss", result_.last_train_loss},
+                             {"lr", step.lr}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
+                             {"tokens_seen", state_.tokens_seen}, {"elapsed_s", elapsed_before_ + elapsed},
+                             {"skipped_steps", state_.skipped_steps}};
+    if (device_.is_cuda()) record["peak_memory_bytes"] = peak_device_memory_bytes(device_);
+    if (scaler_.enabled()) record["loss_scale"] = scaler_.scale_value();
+    metrics_->append(record);
+  }
+  window_start_ = std::chrono::steady_clock::now();
+  window_steps_ = 0;
+}
+
+// Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation improves (or at
+// every eval when the data has no validation split). True when the run stops here.
+bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalled) {
+  if (!eval_step && !stopping) return false;
+  const auto pause_start = std::chrono::steady_clock::now();
+  bool improved = false;
+  if (ranks_ && eval_step) require_identical_replicas(*module_, *ranks_, state_.step);
+  if (has_val_ && eval_step && !signalled) {
+    const ValidationSum part = validation_loss_sum(model_, *task_, device_, cfg_.precision, shard_);
+    const double val_loss = ranks_ ? ranks_->sum(part.weighted_loss) / ranks_->sum(double(part.rows))
+                                   : part.weighted_loss / double(part.rows);
+    result_.last_val_loss = val_loss;
+    improved = val_loss < state_.best_val_loss;
+    if (improved) state_.best_val_loss = val_loss;
+    if (shows_) {
+      char line[128];
+      std::snprintf(line, sizeof line, "step %ld: val loss %.4f (ppl %.2f)%s", long(state_.step), val_loss,
+                    std::exp(val_loss), improved ? ", best so far" : "");
+      progress_.note(line);
+    }
+    if (metrics_) {
+      metrics_->append({{"type", "eval"}, {"step", state_.step}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)}});
     }
   }
-  if (shows) progress.finish();
-  state.elapsed_s = elapsed_before + seconds_since(run_start);
-  result.state = state;
-  return result;
+  save("last");
+  if (improved || (!has_val_ && eval_step)) save("best");
+  if (stopping && state_.step < cfg_.steps) {
+    if (shows_) {
+      progress_.note(std::string(signalled ? "interrupted" : "stopped") + ": saved " + run_dir_ + "/last at step " +
+                     std::to_string(state_.step) + " (continue with lmzoo train --resume " + run_dir_ + ")");
+    }
+    result_.interrupted = true;
+    return true;
+  }
+  // Evaluation and saving are not training time: keep them out of the tokens/s window.
+  window_start_ += std::chrono::steady_clock::now() - pause_start;
+  return false;
 }
+
+// Rank 0 saves; every rank waits for it, and all stop when it could not.
+void TrainingRun::save(const std::string& name) {
+  on_ranks_agreeing(ranks_, writes_, [&] {
+    if (!parameters_finite(*module_)) {
+      throw std::runtime_error("the weights are not finite at step " + std::to_string(state_.step) +
+                               ": not saved (the last checkpoint is untouched); try a lower --lr or --precision fp32");
+    }
+    state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
+    if (scaler_.enabled()) {
+      state_.loss_scale = scaler_.scale_value();
+      state_.scale_growth_tracker = scaler_.growth_tracker();
+    }
+    save_checkpoint(run_dir_ + "/" + name, module_, optimizer_.get(), info_);
+  }, "save " + run_dir_ + "/" + name);
+}
+
+}  // namespace
+
+TrainResult train_model(const TrainRequest& request) { return TrainingRun(request).run(); }
 
 }  // namespace lmzoo

@@ -6,13 +6,17 @@
 
 namespace lmzoo {
 
-torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name) {
-  if (name == "relu") return torch::relu(x);
-  if (name == "gelu") return fused_gelu(x);  // torch::gelu where the fused kernel does not apply
-  // geglu: the tanh GELU, as T5 v1.1's "gated-gelu" (HF gelu_new, mesh-tensorflow's gelu).
-  if (name == "gelu-tanh" || name == "geglu") return torch::gelu(x, "tanh");
-  if (name == "silu" || name == "swiglu") return torch::silu(x);
-  throw std::invalid_argument("unknown activation '" + name + "'");
+torch::Tensor apply_activation(const torch::Tensor& x, Activation activation) {
+  switch (activation) {
+    case Activation::kRelu: return torch::relu(x);
+    case Activation::kGelu: return fused_gelu(x);  // torch::gelu where the fused kernel does not apply
+    // geglu: the tanh GELU, as T5 v1.1's "gated-gelu" (HF gelu_new, mesh-tensorflow's gelu).
+    case Activation::kGeluTanh:
+    case Activation::kGeglu: return torch::gelu(x, "tanh");
+    case Activation::kSilu:
+    case Activation::kSwiglu: return torch::silu(x);
+  }
+  throw std::logic_error("activation outside its table");
 }
 
 FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config.activation) {
@@ -22,7 +26,7 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
   c_fc = register_module("c_fc", linear(config.d_model, config.ff_dim()));
   if (config.gated_ffn()) c_fc_lin = register_module("c_fc_lin", linear(config.d_model, config.ff_dim()));
   c_proj = register_module("c_proj", linear(config.ff_dim(), config.d_model));
-  if (config.arch == "t5") hidden_dropout = register_module("hidden_dropout", torch::nn::Dropout(config.dropout));
+  if (config.ffn_hidden_dropout()) hidden_dropout = register_module("hidden_dropout", torch::nn::Dropout(config.dropout));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {

@@ -9,7 +9,7 @@ namespace lmzoo {
 
 // Applies a named activation (relu | gelu | gelu-tanh | silu). The gated names apply their gate's
 // activation (geglu: gelu-tanh, swiglu: silu).
-torch::Tensor apply_activation(const torch::Tensor& x, const std::string& name);
+torch::Tensor apply_activation(const torch::Tensor& x, Activation activation);
 
 class FeedForwardImpl : public torch::nn::Module {
  public:
@@ -20,7 +20,7 @@ class FeedForwardImpl : public torch::nn::Module {
   torch::nn::Dropout hidden_dropout{nullptr};  // t5 only (HF T5 drops the hidden activations)
 
  private:
-  std::string activation_;
+  Activation activation_;
 };
 TORCH_MODULE(FeedForward);
 

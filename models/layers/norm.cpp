@@ -5,8 +5,8 @@
 
 namespace lmzoo {
 
-NormImpl::NormImpl(int64_t dim, const std::string& kind, bool bias, double eps)
-    : dim_(dim), rms_(kind == "rmsnorm"), eps_(eps) {
+NormImpl::NormImpl(int64_t dim, NormKind kind, bool bias, double eps)
+    : dim_(dim), rms_(kind == NormKind::kRmsNorm), eps_(eps) {
   weight = register_parameter("weight", torch::ones({dim}));
   if (bias && !rms_) this->bias = register_parameter("bias", torch::zeros({dim}));
 }

@@ -8,7 +8,7 @@ namespace lmzoo {
 
 class NormImpl : public torch::nn::Module {
  public:
-  NormImpl(int64_t dim, const std::string& kind, bool bias, double eps);
+  NormImpl(int64_t dim, NormKind kind, bool bias, double eps);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::Tensor weight, bias;  // bias undefined when absent

@@ -69,12 +69,12 @@ std::vector<double> alibi_slopes(int64_t n_head) {
 }
 
 AttentionBiasImpl::AttentionBiasImpl(const ModelConfig& config, bool bidirectional) {
-  if (config.position == "relative") {
+  if (config.position == Position::kRelative) {
     rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                                 config.relative_max_distance, bidirectional));
   } else {
-    TORCH_CHECK(config.position == "alibi", "AttentionBias is for position alibi or relative, not ",
-                config.position);
+    TORCH_CHECK(config.position == Position::kAlibi, "AttentionBias is for position alibi or relative, not ",
+                enum_name(config.position));
     slopes_ = torch::tensor(alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat);
   }
 }

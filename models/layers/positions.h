@@ -51,9 +51,5 @@ class AttentionBiasImpl : public torch::nn::Module {
 };
 TORCH_MODULE(AttentionBias);
 
-// True when the config's position scheme adds a score bias (alibi, relative).
-inline bool uses_attention_bias(const ModelConfig& config) {
-  return config.position == "alibi" || config.position == "relative";
-}
 
 }  // namespace lmzoo

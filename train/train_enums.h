@@ -1,0 +1,49 @@
+// The closed sets of a training run: objective, precision and learning-rate schedule, each with its one name
+// table. Leaves out: the model's sets (models/model_enums.h).
+#pragma once
+#include "data/enum_table.h"
+
+namespace lmzoo {
+
+enum class Objective { kCausal, kMlm, kClassify, kSpan, kPrefix, kSeq2seq };
+enum class Precision { kFp32, kBf16, kFp16 };
+enum class Schedule { kCosine, kLinear, kConstant };
+
+template <>
+struct EnumTable<Objective> {
+  static constexpr const char* what = "objective";
+  static constexpr EnumEntry<Objective> entries[] = {
+      {Objective::kCausal, "causal", "next token, gpt"},
+      {Objective::kMlm, "mlm", "masked LM, bert"},
+      {Objective::kClassify, "classify", "labelled text, a bert classifier"},
+      {Objective::kSpan, "span", "span corruption, t5"},
+      {Objective::kPrefix, "prefix", "prefix LM, gpt or t5"},
+      {Objective::kSeq2seq, "seq2seq", "prepared pairs, t5"},
+  };
+};
+
+template <>
+struct EnumTable<Precision> {
+  static constexpr const char* what = "precision";
+  static constexpr EnumEntry<Precision> entries[] = {
+      {Precision::kFp32, "fp32", "float32"},
+      {Precision::kBf16, "bf16", "bfloat16 autocast"},
+      {Precision::kFp16, "fp16", "float16 autocast with loss scaling, CUDA"},
+  };
+};
+
+template <>
+struct EnumTable<Schedule> {
+  static constexpr const char* what = "schedule";
+  static constexpr EnumEntry<Schedule> entries[] = {
+      {Schedule::kCosine, "cosine", "cosine decay to min-lr"},
+      {Schedule::kLinear, "linear", "linear decay to min-lr"},
+      {Schedule::kConstant, "constant", "lr after warmup"},
+  };
+};
+
+LMZOO_ENUM_JSON(Objective)
+LMZOO_ENUM_JSON(Precision)
+LMZOO_ENUM_JSON(Schedule)
+
+}  // namespace lmzoo
