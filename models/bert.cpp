@@ -22,13 +22,13 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
   if (config.position == Position::kLearned) {
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
   }
-  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, d);
-  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, true));
+  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
+  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, true, position_tables));
   token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
   emb_ln = register_module("emb_ln", make_norm(config));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
+  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config, position_tables));
   if (config.norm_position == NormPosition::kPre && config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   mlm_dense = register_module("mlm_dense", linear(d, d, config.bias));
   mlm_ln = register_module("mlm_ln", make_norm(config));
@@ -63,7 +63,7 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   auto x = word_embeddings(input_ids);  // (B, T, C)
   if (position_embeddings) x = x + position_embeddings->weight.slice(0, 0, T);  // (T, C) broadcast over B
   // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
-  if (sinusoid_.defined()) x = add_sinusoidal(x, sinusoid_, 0, std::sqrt(double(config_.d_model)));
+  if (config_.position == Position::kSinusoidal) x = add_sinusoidal(x, position_tables->sinusoid, 0, std::sqrt(double(config_.d_model)));
   if (token_type_ids.defined()) {
     TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
                 input_ids.sizes(), ", got ", token_type_ids.sizes());

@@ -36,6 +36,7 @@ class BertImpl : public torch::nn::Module {
   const ModelConfig& config() const { return config_; }
 
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
+  PositionTables position_tables{nullptr};  // sinusoidal, rope and alibi positions only
   AttentionBias attn_bias{nullptr};  // alibi and relative positions only
   Norm emb_ln{nullptr};
   torch::nn::Dropout emb_dropout{nullptr};
@@ -50,7 +51,6 @@ class BertImpl : public torch::nn::Module {
  private:
   void init_weights();
   ModelConfig config_;
-  torch::Tensor sinusoid_;  // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(Bert);
 

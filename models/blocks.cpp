@@ -14,9 +14,10 @@ torch::Tensor add_residual(const torch::Tensor& x, torch::Tensor out) {
 
 }  // namespace
 
-TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == NormPosition::kPre) {
+TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config, const PositionTables& tables)
+    : pre_norm_(config.norm_position == NormPosition::kPre) {
   ln_1 = register_module("ln_1", make_norm(config));
-  attn = register_module("attn", SelfAttention(config));
+  attn = register_module("attn", SelfAttention(config, tables));
   ln_2 = register_module("ln_2", make_norm(config));
   mlp = register_module("mlp", FeedForward(config));
   resid_dropout = register_module("resid_dropout", torch::nn::Dropout(config.dropout));
@@ -32,9 +33,10 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const Attent
   return ln_2(add_residual(h, resid_dropout(mlp(h))));
 }
 
-DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config) : pre_norm_(config.norm_position == NormPosition::kPre) {
+DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config, const PositionTables& tables)
+    : pre_norm_(config.norm_position == NormPosition::kPre) {
   ln_1 = register_module("ln_1", make_norm(config));
-  attn = register_module("attn", SelfAttention(config));
+  attn = register_module("attn", SelfAttention(config, tables));
   ln_2 = register_module("ln_2", make_norm(config));
   cross_attn = register_module("cross_attn", CrossAttention(config));
   ln_3 = register_module("ln_3", make_norm(config));

@@ -12,7 +12,7 @@ namespace lmzoo {
 
 class TransformerBlockImpl : public torch::nn::Module {
  public:
-  explicit TransformerBlockImpl(const ModelConfig& config);
+  TransformerBlockImpl(const ModelConfig& config, const PositionTables& tables);
   // x: (B, T, C); mask, cache and position_bias as in SelfAttention.
   torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
@@ -30,7 +30,7 @@ TORCH_MODULE(TransformerBlock);
 // Decoder block of an encoder-decoder model: ln_1 + attn (self), ln_2 + cross_attn, ln_3 + mlp.
 class DecoderBlockImpl : public torch::nn::Module {
  public:
-  explicit DecoderBlockImpl(const ModelConfig& config);
+  DecoderBlockImpl(const ModelConfig& config, const PositionTables& tables);
   // x: (B, T, C); memory: encoder output (B, S, C). mask, cache and position_bias apply to the self-
   // attention as in SelfAttention; memory_blocked and cross_cache to the cross-attention as in CrossAttention.
   torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, const torch::Tensor& position_bias,

@@ -14,11 +14,11 @@ GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
   if (config.position == Position::kLearned) {
     wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
   }
-  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
-  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, false));
+  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
+  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, false, position_tables));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config));
+  for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config, position_tables));
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   if (!config.tie_embeddings) {
     lm_head = register_module(
@@ -59,7 +59,7 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   auto x = wte(idx);  // (B, T, C)
   if (wpe) x = x + wpe->weight.slice(0, P, P + T);  // (T, C) broadcast over B
   // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
-  if (sinusoid_.defined()) x = add_sinusoidal(x, sinusoid_, P, std::sqrt(double(config_.d_model)));
+  if (config_.position == Position::kSinusoidal) x = add_sinusoidal(x, position_tables->sinusoid, P, std::sqrt(double(config_.d_model)));
   x = emb_dropout(x);
   // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
   auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);

@@ -33,6 +33,7 @@ class GPTImpl : public torch::nn::Module {
   KVCache new_cache() const { return KVCache(config_.n_layer); }
 
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};  // wpe: learned positions only
+  PositionTables position_tables{nullptr};          // sinusoidal, rope and alibi positions only
   AttentionBias attn_bias{nullptr};                 // alibi and relative positions only
   torch::nn::Dropout emb_dropout{nullptr};
   torch::nn::ModuleList h{nullptr};
@@ -43,7 +44,6 @@ class GPTImpl : public torch::nn::Module {
   void init_weights();
   ModelConfig config_;
   torch::Tensor causal_blocked_;  // (L, L) bool, true above the diagonal
-  torch::Tensor sinusoid_;        // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(GPT);
 

@@ -9,25 +9,25 @@
 namespace lmzoo {
 
 T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(decoder) {
+  // T5's token embeddings are N(0, 1) already: a sinusoidal table is added unscaled.
+  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
   h = register_module("h", torch::nn::ModuleList());
   const int64_t n = decoder ? config.decoder_layers() : config.n_layer;
   for (int64_t i = 0; i < n; ++i) {
     if (decoder) {
-      h->push_back(DecoderBlock(config));
+      h->push_back(DecoderBlock(config, position_tables));
     } else {
-      h->push_back(TransformerBlock(config));
+      h->push_back(TransformerBlock(config, position_tables));
     }
   }
   if (config.position == Position::kRelative) {
     rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                                 config.relative_max_distance, !decoder));
   }
-  if (config.position == Position::kAlibi) attn_bias = register_module("attn_bias", AttentionBias(config, !decoder));
+  if (config.position == Position::kAlibi) attn_bias = register_module("attn_bias", AttentionBias(config, !decoder, position_tables));
   if (config.position == Position::kLearned) {
     wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
   }
-  // T5's token embeddings are N(0, 1) already: the table is added unscaled.
-  if (config.position == Position::kSinusoidal) sinusoid_ = sinusoidal_table(config.max_seq_len, config.d_model);
   table_length_ = config.positions_from_table() ? config.max_seq_len : 0;
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
@@ -44,7 +44,7 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
                                             : torch::Tensor();
   auto y = x;
   if (wpe) y = y + wpe->weight.slice(0, P, P + T);                                          // (T, C) over B
-  if (sinusoid_.defined()) y = add_sinusoidal(y, sinusoid_, P, 1.0);                          // (T, C) over B
+  if (position_tables && position_tables->sinusoid.defined()) y = add_sinusoidal(y, position_tables->sinusoid, P, 1.0);                        // (T, C) over B
   y = dropout(y);
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {

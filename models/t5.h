@@ -46,6 +46,7 @@ class T5StackImpl : public torch::nn::Module {
 
   torch::nn::ModuleList h{nullptr};
   RelativePositionBias rel_bias{nullptr};  // relative: (buckets, nh), HF holds it in block 0's self-attention
+  PositionTables position_tables{nullptr};  // sinusoidal, rope and alibi positions only
   AttentionBias attn_bias{nullptr};        // alibi only
   torch::nn::Embedding wpe{nullptr};       // learned positions only
   Norm ln_f{nullptr};                      // null without a final norm
@@ -54,7 +55,6 @@ class T5StackImpl : public torch::nn::Module {
  private:
   bool decoder_;
   int64_t table_length_;    // positions a table-based scheme (learned, sinusoidal, rope) covers; 0: no limit
-  torch::Tensor sinusoid_;  // (L, C), sinusoidal positions only
 };
 TORCH_MODULE(T5Stack);
 

@@ -4,8 +4,10 @@
 #include "tests/catch_compat.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "models/config.h"
+#include "models/gpt.h"
 #include "models/layers/positions.h"
 #include "tests/model_fixtures.h"
 
@@ -73,7 +75,8 @@ TEST_CASE("ALiBi bias is -slope * |query - key| per head, offset by cached posit
   ModelConfig c = lmzoo::test::tiny_gpt_config();
   c.n_head = 2;  // slopes 2^-4, 2^-8
   c.position = Position::kAlibi;
-  AttentionBias bias(c, false);
+  PositionTables tables(c);
+  AttentionBias bias(c, false, tables);
   CHECK(bias->parameters().empty());
   auto b = bias(2, 5, 3, torch::kCPU);  // queries at 3, 4; keys 0..4
   REQUIRE(b.sizes() == torch::IntArrayRef({1, 2, 2, 5}));
@@ -84,6 +87,40 @@ TEST_CASE("ALiBi bias is -slope * |query - key| per head, offset by cached posit
         CHECK(b[0][h][t][s].item<double>() == Approx(-slope * std::abs(double(3 + t - s))).margin(1e-7));
       }
     }
+  }
+}
+
+TEST_CASE("fixed position tables are buffers that move with the model and are never saved", "[positions][tables]") {
+  for (const Position position : {Position::kSinusoidal, Position::kRope, Position::kAlibi}) {
+    INFO(position);
+    ModelConfig c = lmzoo::test::tiny_gpt_config();
+    c.position = position;
+    GPT model(c);
+    REQUIRE(model->position_tables);
+    const auto buffers = model->named_buffers();
+    const std::string first = position == Position::kSinusoidal ? "position_tables.sinusoid"
+                              : position == Position::kRope     ? "position_tables.rope_cos"
+                                                                : "position_tables.alibi_slopes";
+    REQUIRE(buffers.contains(first));
+    CHECK(buffers[first].size(0) == (position == Position::kAlibi ? c.n_head : c.max_seq_len));
+    // A checkpoint holds the learned weights only: the tables are derived from the config.
+    torch::serialize::OutputArchive archive;
+    model->save(archive);
+    std::ostringstream bytes;
+    archive.save_to(bytes);
+    std::istringstream in(bytes.str());
+    torch::serialize::InputArchive loaded;
+    loaded.load_from(in);
+    torch::serialize::InputArchive child;
+    CHECK_FALSE(loaded.try_read("position_tables", child));
+    GPT copy(c);
+    copy->load(loaded);
+    // .to() moves the one table the layers share: ALiBi's bias follows the model's dtype.
+    model->to(torch::kDouble);
+    CHECK(model->named_buffers()[first].scalar_type() == torch::kDouble);
+    if (position == Position::kAlibi) CHECK(model->attn_bias(2, 5, 3, torch::kCPU).scalar_type() == torch::kDouble);
+    auto idx = torch::randint(0, 99, {1, 6}, torch::kLong);
+    CHECK(model->forward(idx).scalar_type() == torch::kDouble);
   }
 }
 

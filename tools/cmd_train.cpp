@@ -476,6 +476,71 @@ std::string run_settings(const TrainRequest& request) {
       .dump();
 }
 
+// The run's request, its settings agreed by every rank, and its directory taken (locked, leftovers recovered).
+// Returns true when the run directory did not exist before.
+bool set_up_request(const cxxopts::ParseResult& r, Communicator* ranks, bool lead, TrainRequest& request,
+                    std::unique_ptr<RunLock>& run_lock) {
+  if (r.count("resume")) {
+    const std::string run_dir = r["resume"].as<std::string>();
+    on_ranks_agreeing(ranks, lead, [&] {
+      if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
+      run_lock = std::make_unique<RunLock>(run_dir);
+      recover_run_dir(run_dir);  // a swap a crash cut short: its complete checkpoint back in place as last/
+    }, "open the run " + run_dir);
+    on_ranks_agreeing(ranks, true, [&] { setup_resume(r, request); }, "set up the run");
+  } else {
+    on_ranks_agreeing(ranks, true, [&] { setup_new_run(r, request); }, "set up the run");
+  }
+  on_ranks_agreeing(ranks, true, [&] {
+    request.train.validate();
+    // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
+    if (!resolve_device(request.train.device).is_cuda() && request.train.precision == Precision::kFp16) {
+      throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
+    }
+  }, "set up the run");
+  if (ranks) require_same_settings(*ranks, run_settings(request));
+  const std::string run_dir = request.train.out_dir;
+  const bool new_run_dir = !std::filesystem::exists(run_dir);
+  if (!r.count("resume")) {  // (a resumed run's directory was taken above)
+    on_ranks_agreeing(ranks, lead, [&] {
+      refuse_existing_run(run_dir);  // before the lock creates the directory
+      run_lock = std::make_unique<RunLock>(run_dir);
+      refuse_existing_run(run_dir);  // a run that finished meanwhile
+      recover_run_dir(run_dir);      // leftovers of a run killed before its first checkpoint
+    }, "take the run directory " + run_dir);
+  }
+  return new_run_dir;
+}
+
+// train_model; a new run directory refused before the run logged or saved anything is removed.
+TrainResult train_cleaning_up(const TrainRequest& request, bool lead, bool new_run_dir) {
+  const std::string run_dir = request.train.out_dir;
+  try {
+    return train_model(request);
+  } catch (...) {
+    if (!lead) throw;
+    std::error_code ec;
+    const auto metrics_size = std::filesystem::file_size(run_dir + "/metrics.jsonl", ec);
+    const bool nothing_written = !holds_checkpoint(run_dir) && (ec || metrics_size == 0);
+    if (new_run_dir && nothing_written) std::filesystem::remove_all(run_dir, ec);
+    throw;
+  }
+}
+
+// The summary line: the last JSON line on stdout.
+void print_result(const TrainRequest& request, const TrainResult& result) {
+  auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  std::cout << nlohmann::json({{"step", result.state.step},
+                               {"train_loss", result.last_train_loss},
+                               {"val_loss", std::isnan(result.last_val_loss) ? nlohmann::json(nullptr)
+                                                                             : nlohmann::json(result.last_val_loss)},
+                               {"best_val_loss", finite_or_null(result.state.best_val_loss)},
+                               {"run_dir", request.train.out_dir},
+                               {"interrupted", result.interrupted}})
+                   .dump()
+            << std::endl;
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -491,61 +556,12 @@ int run_train(int argc, char** argv) {
 
   TrainRequest request;
   std::unique_ptr<RunLock> run_lock;  // one live run per run directory, held until this process ends
-  if (r.count("resume")) {
-    const std::string run_dir = r["resume"].as<std::string>();
-    on_ranks_agreeing(ranks.get(), lead, [&] {
-      if (!std::filesystem::is_directory(run_dir)) throw std::runtime_error(run_dir + " has no last/ checkpoint to resume from");
-      run_lock = std::make_unique<RunLock>(run_dir);
-      recover_run_dir(run_dir);  // a swap a crash cut short: its complete checkpoint back in place as last/
-    }, "open the run " + run_dir);
-    on_ranks_agreeing(ranks.get(), true, [&] { setup_resume(r, request); }, "set up the run");
-  } else {
-    on_ranks_agreeing(ranks.get(), true, [&] { setup_new_run(r, request); }, "set up the run");
-  }
-  on_ranks_agreeing(ranks.get(), true, [&] {
-    request.train.validate();
-    // A bad --device, or fp16 off CUDA, is refused before the run directory is made.
-    if (!resolve_device(request.train.device).is_cuda() && request.train.precision == Precision::kFp16) {
-      throw UsageError("--precision fp16 needs a CUDA device (on the CPU use bf16)");
-    }
-  }, "set up the run");
-  if (ranks) require_same_settings(*ranks, run_settings(request));
-  const std::string run_dir = request.train.out_dir;
-  const bool new_run_dir = !std::filesystem::exists(run_dir);
-  if (!r.count("resume")) {  // (a resumed run's directory was taken above)
-    on_ranks_agreeing(ranks.get(), lead, [&] {
-      refuse_existing_run(run_dir);  // before the lock creates the directory
-      run_lock = std::make_unique<RunLock>(run_dir);
-      refuse_existing_run(run_dir);  // a run that finished meanwhile
-      recover_run_dir(run_dir);      // leftovers of a run killed before its first checkpoint
-    }, "take the run directory " + run_dir);
-  }
+  const bool new_run_dir = set_up_request(r, ranks.get(), lead, request, run_lock);
   request.run_dir_locked = true;
   request.ranks = ranks.get();
-  TrainResult result;
-  try {
-    result = train_model(request);
-  } catch (...) {
-    if (!lead) throw;
-    // A new run refused before it logged or saved anything leaves no directory behind.
-    std::error_code ec;
-    const auto metrics_size = std::filesystem::file_size(run_dir + "/metrics.jsonl", ec);
-    const bool nothing_written = !holds_checkpoint(run_dir) && (ec || metrics_size == 0);
-    if (new_run_dir && nothing_written) std::filesystem::remove_all(run_dir, ec);
-    throw;
-  }
+  const TrainResult result = train_cleaning_up(request, lead, new_run_dir);
   if (!lead) return result.interrupted ? 130 : 0;  // rank 0 reports the run
-  std::cout << nlohmann::json({{"step", result.state.step},
-                               {"train_loss", result.last_train_loss},
-                               {"val_loss", std::isnan(result.last_val_loss) ? nlohmann::json(nullptr)
-                                                                             : nlohmann::json(result.last_val_loss)},
-                               {"best_val_loss", std::isfinite(result.state.best_val_loss)
-                                                     ? nlohmann::json(result.state.best_val_loss)
-                                                     : nlohmann::json(nullptr)},
-                               {"run_dir", request.train.out_dir},
-                               {"interrupted", result.interrupted}})
-                   .dump()
-            << std::endl;
+  print_result(request, result);
   return result.interrupted ? 130 : 0;
 }
 

@@ -2,6 +2,7 @@
 // named_parameters() and named_buffers(); reports missing, unexpected and reshaped tensors.
 #include "train/weights_check.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -26,10 +27,23 @@ void collect_archive(torch::serialize::InputArchive& archive, const std::string&
   }
 }
 
+// The tensors a checkpoint of module holds: parameters and buffers, less those of submodules that are not
+// serialized (derived tables such as PositionTables).
 Shapes module_shapes(const torch::nn::Module& module) {
+  std::vector<std::string> unsaved;  // "name." prefixes
+  for (const auto& m : module.named_modules()) {
+    if (!m.value()->is_serializable()) unsaved.push_back(m.key() + ".");
+  }
+  auto saved = [&](const std::string& name) {
+    return std::none_of(unsaved.begin(), unsaved.end(), [&](const std::string& p) { return name.rfind(p, 0) == 0; });
+  };
   Shapes out;
-  for (const auto& p : module.named_parameters(/*recurse=*/true)) out.emplace_back(p.key(), p.value().sizes().vec());
-  for (const auto& b : module.named_buffers(/*recurse=*/true)) out.emplace_back(b.key(), b.value().sizes().vec());
+  for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+    if (saved(p.key())) out.emplace_back(p.key(), p.value().sizes().vec());
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/true)) {
+    if (saved(b.key())) out.emplace_back(b.key(), b.value().sizes().vec());
+  }
   return out;
 }
 

@@ -45,7 +45,7 @@ torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k_in, const to
   return y.transpose(1, 2).reshape({B, T, nh * hs});  // (B, T, nh*hs)
 }
 
-SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
+SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config, const PositionTables& tables)
     : n_head_(config.n_head),
       n_kv_head_(config.kv_heads()),
       head_dim_(config.head_size()),
@@ -53,7 +53,7 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
   c_attn = register_module("c_attn", linear(config.d_model, config.attn_dim() + 2 * config.kv_dim(), config.bias));
   c_proj = register_module("c_proj", linear(config.attn_dim(), config.d_model, config.bias));
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
-  if (config.position == Position::kRope) rotary_ = rotary_tables(config.max_seq_len, head_dim_, config.rope_base);
+  if (config.position == Position::kRope) rotary_ = tables->rotary;  // shared buffers: they move with the model
 }
 
 torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,

@@ -27,7 +27,8 @@ struct LayerKVCache {
 
 class SelfAttentionImpl : public torch::nn::Module {
  public:
-  explicit SelfAttentionImpl(const ModelConfig& config);
+  // tables: the model's fixed position tables (rope reads its cos/sin; null when the config has none).
+  SelfAttentionImpl(const ModelConfig& config, const PositionTables& tables);
   // x: (B, T, C). mask: what each query may not see. cache: when given, its keys/values are prepended
   // and the new ones appended, so S = cache length before the call + T.
   // position_bias: float, broadcastable to (B, nh, T, S), added to the scores (undefined: none).
@@ -41,7 +42,7 @@ class SelfAttentionImpl : public torch::nn::Module {
  private:
   int64_t n_head_, n_kv_head_, head_dim_;
   double scale_;
-  RotaryTables rotary_;  // rope only (undefined tensors otherwise)
+  RotaryTables rotary_;  // rope only: the model's PositionTables buffers (undefined tensors otherwise)
 };
 TORCH_MODULE(SelfAttention);
 

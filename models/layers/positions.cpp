@@ -68,14 +68,30 @@ std::vector<double> alibi_slopes(int64_t n_head) {
   return slopes;
 }
 
-AttentionBiasImpl::AttentionBiasImpl(const ModelConfig& config, bool bidirectional) {
+PositionTablesImpl::PositionTablesImpl(const ModelConfig& config) {
+  if (config.position == Position::kSinusoidal) {
+    sinusoid = register_buffer("sinusoid", sinusoidal_table(config.max_seq_len, config.d_model));
+  }
+  if (config.position == Position::kRope) {
+    const RotaryTables tables = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
+    rotary.cos = register_buffer("rope_cos", tables.cos);
+    rotary.sin = register_buffer("rope_sin", tables.sin);
+  }
+  if (config.position == Position::kAlibi) {
+    alibi_slopes = register_buffer(
+        "alibi_slopes", torch::tensor(lmzoo::alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat));  // (nh,)
+  }
+}
+
+AttentionBiasImpl::AttentionBiasImpl(const ModelConfig& config, bool bidirectional, const PositionTables& tables) {
   if (config.position == Position::kRelative) {
     rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                                 config.relative_max_distance, bidirectional));
   } else {
     TORCH_CHECK(config.position == Position::kAlibi, "AttentionBias is for position alibi or relative, not ",
                 enum_name(config.position));
-    slopes_ = torch::tensor(alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat);
+    TORCH_CHECK(tables && tables->alibi_slopes.defined(), "alibi needs the model's position tables");
+    slopes_ = tables->alibi_slopes;  // shares the buffer: it moves with the model
   }
 }
 

@@ -36,18 +36,38 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, i
 // those of the nearest lower power of two p, then every other slope of 2p heads for the rest.
 std::vector<double> alibi_slopes(int64_t n_head);
 
-// Additive attention score bias for position "alibi" (-slope_h * |query - key|, no parameters) or
-// "relative" (a learned T5 bucket table, causal or bidirectional buckets).
+// The fixed (computed, not learned) position tables a config uses, as registered buffers, so that they move with
+// the model (.to(device), once) and are shared by its layers: sinusoid (L, C); rope_cos, rope_sin (L, hs); alibi
+// slopes (nh,). Derived from the config, so they are never saved or loaded (is_serializable() is false) and
+// checkpoints hold only learned weights. A model holds one when position_tables_needed(config).
+class PositionTablesImpl : public torch::nn::Module {
+ public:
+  explicit PositionTablesImpl(const ModelConfig& config);
+  bool is_serializable() const override { return false; }
+
+  torch::Tensor sinusoid;      // sinusoidal only
+  RotaryTables rotary;         // rope only
+  torch::Tensor alibi_slopes;  // alibi only
+};
+TORCH_MODULE(PositionTables);
+
+inline bool position_tables_needed(const ModelConfig& config) {
+  return config.position == Position::kSinusoidal || config.position == Position::kRope ||
+         config.position == Position::kAlibi;
+}
+
+// Additive attention score bias for position "alibi" (-slope_h * |query - key|, the slopes from the model's
+// PositionTables) or "relative" (a learned T5 bucket table, causal or bidirectional buckets).
 class AttentionBiasImpl : public torch::nn::Module {
  public:
-  AttentionBiasImpl(const ModelConfig& config, bool bidirectional);
+  AttentionBiasImpl(const ModelConfig& config, bool bidirectional, const PositionTables& tables);
   // (1, nh, T, S) for queries at positions offset .. offset + T - 1 and keys 0 .. S - 1.
   torch::Tensor forward(int64_t query_length, int64_t key_length, int64_t offset, const torch::Device& device);
 
   RelativePositionBias rel_bias{nullptr};  // relative only
 
  private:
-  torch::Tensor slopes_;  // alibi only: (nh,) float, CPU; moved to the device per call
+  torch::Tensor slopes_;  // alibi only: (nh,) float, the PositionTables' buffer (on the model's device)
 };
 TORCH_MODULE(AttentionBias);
 
