@@ -14,10 +14,6 @@ namespace lmzoo {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> fields(1);
   for (char c : line) {
@@ -76,29 +72,24 @@ std::vector<LabelledText> read_labelled_text(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open labelled data file " + path);
-  const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".json");
+  const bool jsonl = is_json_lines_path(path);
   std::vector<LabelledText> examples;
-  std::string line;
-  int64_t offset = 0;  // of the line in the file
-  for (int64_t number = 1; std::getline(in, line); ++number) {
-    require_utf8(line, path, offset, number);
-    offset += int64_t(line.size()) + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+  for_each_utf8_line(in, path, [&](const std::string& line, int64_t number) {
+    if (line.empty()) return;
     const std::string where = path + ":" + std::to_string(number);
     if (jsonl) {
       examples.push_back(parse_json_line(line, where));
-      continue;
+      return;
     }
     const auto fields = split_tabs(line);
     if (fields.size() != 2 && fields.size() != 3) {
       throw std::runtime_error(where + ": expected text<TAB>label or text<TAB>text_pair<TAB>label, got " +
                                std::to_string(fields.size()) + " field(s)");
     }
-    if (number == 1 && fields.back() == "label") continue;  // header
+    if (number == 1 && fields.back() == "label") return;  // header
     if (fields.back().empty()) throw std::runtime_error(where + ": empty label");
     examples.push_back({fields[0], fields.size() == 3 ? fields[1] : std::string(), fields.back()});
-  }
+  });
   if (examples.empty()) throw std::runtime_error("labelled data file " + path + " has no examples");
   return examples;
 }

@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::vector<int64_t> encode_side(const Tokenizer& tokenizer, const std::string& text, int64_t max_len,
                                  bool& truncated) {
   std::vector<int64_t> ids;
@@ -58,15 +54,10 @@ std::vector<std::vector<int64_t>> split_runs(const TokenStream& stream) {
 std::vector<TextPair> read_text_pairs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read pairs file " + path);
-  const bool jsonl = ends_with(path, ".jsonl") || ends_with(path, ".json");
+  const bool jsonl = is_json_lines_path(path);
   std::vector<TextPair> pairs;
-  std::string line;
-  int64_t offset = 0;  // of the line in the file
-  for (int64_t number = 1; std::getline(in, line); ++number) {
-    require_utf8(line, path, offset, number);
-    offset += int64_t(line.size()) + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+  for_each_utf8_line(in, path, [&](const std::string& line, int64_t number) {
+    if (line.find_first_not_of(" \t") == std::string::npos) return;
     const std::string where = path + ":" + std::to_string(number) + ": ";
     TextPair pair;
     if (jsonl) {
@@ -91,7 +82,7 @@ std::vector<TextPair> read_text_pairs(const std::string& path) {
     }
     if (pair.target.empty()) throw std::runtime_error(where + "empty target");
     pairs.push_back(std::move(pair));
-  }
+  });
   if (pairs.empty()) throw std::runtime_error(path + " holds no pairs");
   return pairs;
 }

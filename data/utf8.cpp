@@ -62,4 +62,23 @@ void require_utf8(std::string_view text, const std::string& source, int64_t offs
   if (at != std::string::npos) throw std::runtime_error(utf8_error(text, at, source, offset, line));
 }
 
+void for_each_utf8_line(std::istream& in, const std::string& source,
+                        const std::function<void(const std::string& line, int64_t number)>& on_line) {
+  std::string line;
+  int64_t offset = 0;  // of the line in the file
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    require_utf8(line, source, offset, number);
+    offset += int64_t(line.size()) + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    on_line(line, number);
+  }
+}
+
+bool is_json_lines_path(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".jsonl") || ends_with(".json");
+}
+
 }  // namespace lmzoo

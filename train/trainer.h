@@ -1,6 +1,5 @@
-// The training loop: batches -> loss -> AdamW step, with periodic validation, checkpoints,
-// progress and metrics.jsonl, in one process or as one of several data-parallel ranks. One function, read
-// top-down (nanoGPT's train.py).
+// The training loop: batches -> loss -> AdamW step, with periodic validation, checkpoints, progress,
+// metrics.jsonl and curves.svg, in one process or as one of several data-parallel ranks.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,0 +1,127 @@
+// Tests of data/unicode_tables and data/unicode_text: UTF-8 decoding, NFD with Hangul and canonical order, and a
+// seeded sample of code points checked against /usr/bin/python3's unicodedata. Leaves out properties not generated.
+#include "tests/catch_compat.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "data/unicode_tables.h"
+#include "data/unicode_text.h"
+
+using namespace lmzoo;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string hex_seq(const std::u32string& s) {
+  std::ostringstream out;
+  for (size_t i = 0; i < s.size(); ++i) out << (i ? "," : "") << std::hex << static_cast<uint32_t>(s[i]);
+  return s.empty() ? "-" : out.str();
+}
+
+// One line per code point: cp L N White_Space isspace P Mn Cc|Cf Zs ccc lower nfd (hex, comma-separated).
+std::string describe(char32_t cp) {
+  using namespace unicode;
+  std::u32string low;
+  append_lower(cp, low);
+  std::ostringstream out;
+  out << std::hex << static_cast<uint32_t>(cp) << std::dec << ' ' << is_letter(cp) << is_number(cp)
+      << is_white_space(cp) << is_python_space(cp) << is_punctuation(cp) << is_nonspacing_mark(cp)
+      << is_control_or_format(cp) << is_space_separator(cp) << ' ' << combining_class(cp) << ' ' << hex_seq(low)
+      << ' ' << hex_seq(nfd(std::u32string(1, cp)));
+  return out.str();
+}
+
+const char* const kPythonCheck = R"PY(
+import sys, unicodedata
+def hx(s):
+    return ",".join("%x" % ord(c) for c in s) or "-"
+def describe(cp):
+    c = chr(cp)
+    cat = unicodedata.category(c)
+    ws = cat in ("Zs", "Zl", "Zp") or 9 <= cp <= 13 or cp == 0x85
+    flags = [cat[0] == "L", cat[0] == "N", ws, c.isspace(), cat[0] == "P", cat == "Mn", cat in ("Cc", "Cf"), cat == "Zs"]
+    return "%x %s %d %s %s" % (cp, "".join(str(int(f)) for f in flags), unicodedata.combining(c), hx(c.lower()),
+                               hx(unicodedata.normalize("NFD", c)))
+print(unicodedata.unidata_version)
+bad = 0
+for line in open(sys.argv[1], encoding="utf-8"):
+    line = line.rstrip("\n")
+    if line.startswith("S "):
+        _, src, got = line.split(" ")
+        text = "".join(chr(int(h, 16)) for h in src.split(","))
+        want = "S %s %s" % (src, hx(unicodedata.normalize("NFD", text)))
+    else:
+        want = describe(int(line.split(" ")[0], 16))
+    if want != line:
+        bad += 1
+        if bad <= 5:
+            print("mismatch: C++ %s / Python %s" % (line, want))
+print("mismatches", bad)
+)PY";
+
+}  // namespace
+
+TEST_CASE("unicode utf8 decoding and encoding", "[unicode]") {
+  const std::string text = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x99\x82";
+  CHECK(utf8_to_code_points(text) == std::u32string{U'a', 0xE9, 0x4E2D, 0x1F642});
+  CHECK(code_points_to_utf8(utf8_to_code_points(text)) == text);
+  CHECK_THROWS_WITH(utf8_to_code_points("ab\xC0\xAF", "my.txt"), Catch::Contains("my.txt is not UTF-8"));
+  CHECK_THROWS_AS(utf8_to_code_points("\xED\xA0\x80"), HfTokenizerError);  // a surrogate
+}
+
+TEST_CASE("unicode nfd decomposes fully and orders marks", "[unicode]") {
+  CHECK(nfd(U"\u00E9") == U"e\u0301");
+  CHECK(nfd(U"\u1E69") == U"s\u0323\u0307");            // ṩ: two levels of decomposition
+  CHECK(nfd(U"\u1E0B\u0323") == U"d\u0323\u0307");       // ḋ + dot below: below (220) sorts before above (230)
+  CHECK(nfd(U"\uD55C") == U"\u1112\u1161\u11AB");        // 한, by arithmetic
+  CHECK(nfd(U"\uAC00") == U"\u1100\u1161");              // 가: no final consonant
+  CHECK(nfd(U"abc") == U"abc");
+}
+
+TEST_CASE("unicode tables agree with python unicodedata on a seeded sample", "[unicode]") {
+  if (std::system("/usr/bin/python3 -c 'import unicodedata' >/dev/null 2>&1") != 0) {
+    WARN("skipped: no /usr/bin/python3");
+    return;
+  }
+  std::random_device rd;
+  const fs::path dir = fs::temp_directory_path() / ("lmzoo_unicode_" + std::to_string(rd()) + std::to_string(rd()));
+  fs::create_directories(dir);
+  std::mt19937 rng(2024);
+  {
+    std::ofstream out(dir / "sample.txt");
+    for (int i = 0; i < 6000; ++i) {
+      char32_t cp = i % 3 == 0 ? rng() % 0x110000 : i % 3 == 1 ? rng() % 0x3400 : rng() % 0x30000;
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp -= 0x800;
+      out << describe(cp) << "\n";
+    }
+    for (char32_t cp = 0; cp < 0x600; ++cp) out << describe(cp) << "\n";  // Latin, Greek, Cyrillic, marks whole
+    const char32_t pool[] = {U'a', U'e', 0xE9, 0x1E0B, 0x0301, 0x0323, 0x0307, 0x0334, 0x05B0, 0x0F71, 0xD55C, 0x1EA0};
+    for (int i = 0; i < 500; ++i) {  // strings: canonical ordering across characters
+      std::u32string s;
+      for (uint32_t k = 0, n = 1 + rng() % 6; k < n; ++k) s.push_back(pool[rng() % (sizeof(pool) / sizeof(pool[0]))]);
+      out << "S " << hex_seq(s) << " " << hex_seq(nfd(s)) << "\n";
+    }
+  }
+  std::ofstream(dir / "check.py") << kPythonCheck;
+  const std::string cmd = "/usr/bin/python3 " + (dir / "check.py").string() + " " + (dir / "sample.txt").string() +
+                          " > " + (dir / "result.txt").string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(dir / "result.txt");
+  std::stringstream result;
+  result << in.rdbuf();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  REQUIRE(rc == 0);
+  const std::string version = result.str().substr(0, result.str().find('\n'));
+  if (version != unicode::kUnicodeVersion) {
+    WARN("skipped: /usr/bin/python3 has Unicode " << version << ", the tables " << unicode::kUnicodeVersion);
+    return;
+  }
+  INFO(result.str());
+  CHECK(result.str().find("mismatches 0\n") != std::string::npos);
+}
