@@ -25,12 +25,6 @@ void write_gpt(script::SourceWriter& s, const ModelConfig& c) {
 }
 }  // namespace
 
-std::string gpt_torchscript_source(GPT& model) {
-  script::SourceWriter s(model->config(), *model);
-  write_gpt(s, model->config());
-  return s.str();
-}
-
 torch::jit::Module export_gpt(GPT& model, const std::string& tokenizer_model) {
   auto module = script::new_module("lmzoo.GPT", *model, model->config(), tokenizer_model);
   script::SourceWriter s(model->config(), *model);

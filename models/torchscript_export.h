@@ -14,8 +14,6 @@ namespace lmzoo {
 
 // GPT: forward(input_ids (B, T)) -> logits (B, T, V).
 torch::jit::Module export_gpt(GPT& model, const std::string& tokenizer_model);
-// TorchScript source of the GPT forward() for this model (its config and which parameters exist).
-std::string gpt_torchscript_source(GPT& model);
 
 // BERT (torchscript_export_bert.cpp). attention_mask (1 real, 0 pad) and token_type_ids are optional:
 //   forward(input_ids, attention_mask=None, token_type_ids=None) -> MLM logits (B, T, V)

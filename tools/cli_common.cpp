@@ -90,11 +90,4 @@ void require_utf8_option(const cxxopts::ParseResult& result, const std::string& 
   if (at != std::string::npos) throw UsageError(utf8_error(value, at, "--" + name));
 }
 
-GPT require_gpt(const AnyModel& model, const std::string& command) {
-  if (!model.is<GPT>()) {
-    throw UsageError("lmzoo " + command + " does not support " + enum_name(model.kind()) + " checkpoints yet");
-  }
-  return model.as<GPT>();
-}
-
 }  // namespace lmzoo::cli

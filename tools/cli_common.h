@@ -23,8 +23,6 @@ void require_option(const cxxopts::ParseResult& result, const std::string& name)
 // Throws UsageError when the tokenizer that prepared DATA_DIR is not the checkpoint's.
 void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint);
 std::string read_whole_file(const std::string& path);
-// The model as a GPT; throws UsageError when the checkpoint holds another kind of model.
-GPT require_gpt(const AnyModel& model, const std::string& command);
 // Applies --threads N (intra-op threads) when given; throws UsageError unless N >= 1.
 void apply_thread_option(const cxxopts::ParseResult& result);
 // read_checkpoint, with a stored config that fails validation reported as a runtime error (exit 1) naming the
