@@ -41,6 +41,8 @@ rm -rf "$OUT/run"
 "$LMZOO" train --arch gpt --preset gpt-nano --seq-len 128 --data "$OUT/data" --out "$OUT/run" \
   --steps "$STEPS" --batch-size 16 --lr 2e-3 --min-lr 2e-4 --warmup 100 --eval-interval 500 --eval-iters 20
 
+echo "loss and learning-rate curves: $OUT/run/curves.svg (lmzoo plot RUN_DIR... overlays runs)"
+
 step "eval: sliding-window perplexity on the validation split"
 "$LMZOO" eval --checkpoint "$OUT/run" --data "$OUT/data" --split val --stride 64
 
