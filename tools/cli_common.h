@@ -7,8 +7,8 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
-#include "data/tokenizer.h"
 #include "data/enum_table.h"
+#include "data/tokenizer.h"
 #include "tools/cli_error.h"
 #include "train/checkpoint.h"
 
