@@ -46,7 +46,10 @@ missing=()
 for p in "${wanted[@]}"; do
   case " ${missing[*]-} " in *" $p "*) continue ;; esac
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-  [ "$status" = "install ok installed" ] || missing+=("$p")
+  [ "$status" = "install ok installed" ] && continue
+  # node and npm from another source (e.g. NodeSource's nodejs, which conflicts with Debian's npm) serve as well.
+  case "$p" in nodejs) command -v node >/dev/null 2>&1 && continue ;; npm) command -v npm >/dev/null 2>&1 && continue ;; esac
+  missing+=("$p")
 done
 
 [ ${#missing[@]} -eq 0 ] && exit 0
