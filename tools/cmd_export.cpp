@@ -1,4 +1,5 @@
-// lmzoo export: write a checkpoint as a TorchScript module runnable from Python and C++.
+// lmzoo export: write a checkpoint as a TorchScript module runnable from Python and C++, or as a Hugging Face
+// model directory (config.json + model.safetensors + tokenizer files).
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -7,6 +8,22 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/hf_interchange.h"
+
+namespace lmzoo {
+
+enum class ExportFormat { kTorchScript, kHf };
+
+template <>
+struct EnumTable<ExportFormat> {
+  static constexpr const char* what = "format";
+  static constexpr EnumEntry<ExportFormat> entries[] = {
+      {ExportFormat::kTorchScript, "torchscript", "one TorchScript file (--out model.pt)"},
+      {ExportFormat::kHf, "hf", "a Hugging Face model directory (--out DIR)"},
+  };
+};
+
+}  // namespace lmzoo
 
 namespace lmzoo::cli {
 
@@ -28,25 +45,9 @@ void check_writable_file(const std::string& out) {
   if (access(dir.c_str(), W_OK) != 0) throw std::runtime_error("cannot write " + out + ": " + dir.string() + " is not writable");
 }
 
-}  // namespace
-
-int run_export(int argc, char** argv) {
-  cxxopts::Options options("lmzoo export",
-                           "Export TorchScript (GPT, BERT, BERT classifier, T5): scripted forward and, per "
-                           "family, encode / decode; attributes config_json and tokenizer_model (uint8 tensor of "
-                           "the SentencePiece model).");
-  options.add_options()
-      ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
-      ("out", "output file, e.g. model.pt", cxxopts::value<std::string>());
-  cxxopts::ParseResult r;
-  if (parse_or_help(options, argc, argv, r)) return 0;
-  require_option(r, "checkpoint");
-  require_option(r, "out");
-  const std::string out = r["out"].as<std::string>();
-  check_writable_file(out);  // before the model is built and scripted
-  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
+// Writes the TorchScript module of INFO to OUT: beside OUT under a temporary name, then renamed over it.
+void export_torchscript(const CheckpointInfo& info, const std::string& out) {
   ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
-  // Written beside OUT under a temporary name, then renamed over it: OUT is never half-written.
   const std::filesystem::path target(out);
   const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
                                                    std::to_string(getpid()))).string();
@@ -66,6 +67,39 @@ int run_export(int argc, char** argv) {
             << ") -> " << out << "\n";
   for (const auto& method : exported.methods) std::cout << "  " << method << "\n";
   std::cout << std::flush;
+}
+
+void export_hf(const CheckpointInfo& info, const std::string& out) {
+  const HfExportResult result = export_hf_model(info, out);
+  std::cout << "exported " << info.dir << " (" << enum_name(result.architecture) << ") -> " << out << "/\n";
+  for (const auto& file : result.files) std::cout << "  " << file << "\n";
+  std::cout << std::flush;
+}
+
+}  // namespace
+
+int run_export(int argc, char** argv) {
+  cxxopts::Options options("lmzoo export",
+                           "Export a checkpoint. torchscript (GPT, BERT, BERT classifier, T5): scripted forward and, "
+                           "per family, encode / decode; attributes config_json and tokenizer_model. hf: "
+                           "config.json, model.safetensors and the tokenizer's files, which transformers' "
+                           "from_pretrained loads (GPT-2, Llama, BERT masked-LM or classifier, T5 shapes).");
+  options.add_options()
+      ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
+      ("out", "output: a file for torchscript (e.g. model.pt), a directory for hf", cxxopts::value<std::string>())
+      ("format", enum_help<ExportFormat>(), cxxopts::value<std::string>()->default_value("torchscript"));
+  cxxopts::ParseResult r;
+  if (parse_or_help(options, argc, argv, r)) return 0;
+  require_option(r, "checkpoint");
+  require_option(r, "out");
+  const auto format = enum_option<ExportFormat>(r, "format");
+  const std::string out = r["out"].as<std::string>();
+  if (format == ExportFormat::kTorchScript) check_writable_file(out);  // before the model is built and scripted
+  const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
+  switch (format) {
+    case ExportFormat::kTorchScript: export_torchscript(info, out); break;
+    case ExportFormat::kHf: export_hf(info, out); break;
+  }
   return 0;
 }
 

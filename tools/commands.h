@@ -8,6 +8,7 @@ int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_generate(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_import(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_plot(int argc, char** argv);

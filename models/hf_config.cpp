@@ -1,0 +1,460 @@
+// Hugging Face config.json <-> ModelConfig: one reader and one writer per model type, refusing any field value
+// that would make lmzoo compute something else than transformers.
+#include "models/hf_config.h"
+
+#include <cmath>
+
+namespace lmzoo {
+
+namespace {
+
+using nlohmann::json;
+
+// Field access with one-line errors naming the field.
+class HfFields {
+ public:
+  explicit HfFields(const json& j) : j_(j) {}
+
+  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  int64_t integer(const std::string& key) const {
+    if (!has(key)) throw HfFormatError("config.json has no '" + key + "'");
+    return integer_of(key);
+  }
+  int64_t integer(const std::string& key, int64_t fallback) const { return has(key) ? integer_of(key) : fallback; }
+  double number(const std::string& key, double fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_number()) throw HfFormatError("config.json: '" + key + "' is not a number");
+    return j_.at(key).get<double>();
+  }
+  bool boolean(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_boolean()) throw HfFormatError("config.json: '" + key + "' is not true or false");
+    return j_.at(key).get<bool>();
+  }
+  std::string text(const std::string& key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_string()) throw HfFormatError("config.json: '" + key + "' is not a string");
+    return j_.at(key).get<std::string>();
+  }
+  // Refuses a value other than EXPECTED for a field that changes the math.
+  void require_bool(const std::string& key, bool fallback, bool expected) const {
+    if (boolean(key, fallback) != expected) {
+      throw HfFormatError(std::string("config.json: ") + key + " " + (expected ? "false" : "true") +
+                          " is not supported (lmzoo implements " + (expected ? "true" : "false") + ")");
+    }
+  }
+  void require_text(const std::string& key, const std::string& fallback, const std::string& expected) const {
+    const std::string value = text(key, fallback);
+    if (value != expected) {
+      throw HfFormatError("config.json: " + key + " '" + value + "' is not supported (lmzoo implements '" +
+                          expected + "')");
+    }
+  }
+  const json& raw() const { return j_; }
+
+ private:
+  int64_t integer_of(const std::string& key) const {
+    if (!j_.at(key).is_number_integer()) throw HfFormatError("config.json: '" + key + "' is not an integer");
+    return j_.at(key).get<int64_t>();
+  }
+  const json& j_;
+};
+
+// hidden_act / activation_function values and their lmzoo activation (ungated).
+Activation activation_of(const std::string& key, const std::string& name) {
+  if (name == "gelu") return Activation::kGelu;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;
+  if (name == "relu") return Activation::kRelu;
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  throw HfFormatError("config.json: " + key + " '" + name + "' is not supported (gelu, gelu_new, relu, silu)");
+}
+
+// The HF spelling of an ungated activation.
+std::string hf_activation_name(Activation a) {
+  switch (a) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kGeluTanh: return "gelu_new";
+    case Activation::kRelu: return "relu";
+    case Activation::kSilu: return "silu";
+    case Activation::kGeglu: return "gelu_new";
+    case Activation::kSwiglu: return "silu";
+  }
+  throw std::logic_error("activation outside its table");
+}
+
+// The dropout lmzoo uses for all of DROPOUT_KEYS (it has one); a note when they differ.
+double merged_dropout(const HfFields& f, const std::vector<std::string>& keys, std::vector<std::string>& notes) {
+  double value = f.number(keys.front(), 0.1);
+  for (const auto& key : keys) {
+    const double other = f.number(key, value);
+    if (other != value) {
+      notes.push_back("dropout " + std::to_string(value) + " (from " + keys.front() + ") also replaces " + key +
+                      " " + std::to_string(other) + ": lmzoo has one dropout rate (--dropout changes it)");
+    }
+  }
+  return value;
+}
+
+ModelConfig gpt2_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kGpt;
+  c.vocab_size = f.integer("vocab_size");
+  c.max_seq_len = f.integer("n_positions");
+  c.d_model = f.integer("n_embd");
+  c.n_layer = f.integer("n_layer");
+  c.n_head = f.integer("n_head");
+  c.d_ff = f.integer("n_inner", 4 * c.d_model);
+  c.activation = activation_of("activation_function", f.text("activation_function", "gelu_new"));
+  c.norm_eps = f.number("layer_norm_epsilon", 1e-5);
+  c.dropout = merged_dropout(f, {"resid_pdrop", "embd_pdrop", "attn_pdrop"}, notes);
+  c.bias = true;
+  c.norm = NormKind::kLayerNorm;
+  c.norm_position = NormPosition::kPre;
+  c.position = Position::kLearned;
+  c.tie_embeddings = f.boolean("tie_word_embeddings", true);
+  c.init = InitScheme::kGpt2;
+  f.require_bool("scale_attn_weights", true, true);
+  f.require_bool("scale_attn_by_inverse_layer_idx", false, false);
+  f.require_bool("add_cross_attention", false, false);
+  return c;
+}
+
+ModelConfig bert_config(const HfFields& f, HfArchitecture architecture, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kBert;
+  c.vocab_size = f.integer("vocab_size");
+  c.d_model = f.integer("hidden_size");
+  c.n_layer = f.integer("num_hidden_layers");
+  c.n_head = f.integer("num_attention_heads");
+  c.d_ff = f.integer("intermediate_size");
+  c.max_seq_len = f.integer("max_position_embeddings");
+  c.type_vocab_size = f.integer("type_vocab_size", 2);
+  c.activation = activation_of("hidden_act", f.text("hidden_act", "gelu"));
+  c.norm_eps = f.number("layer_norm_eps", 1e-12);
+  c.dropout = merged_dropout(f, {"hidden_dropout_prob", "attention_probs_dropout_prob"}, notes);
+  c.bias = true;
+  c.norm = NormKind::kLayerNorm;
+  c.norm_position = NormPosition::kPost;
+  c.position = Position::kLearned;
+  c.tie_embeddings = f.boolean("tie_word_embeddings", true);
+  c.init = InitScheme::kBert;
+  f.require_text("position_embedding_type", "absolute", "absolute");
+  f.require_bool("is_decoder", false, false);
+  f.require_bool("add_cross_attention", false, false);
+  if (architecture == HfArchitecture::kBertForSequenceClassification) {
+    const std::string problem = f.text("problem_type", "single_label_classification");
+    if (problem != "single_label_classification") {
+      throw HfFormatError("config.json: problem_type '" + problem +
+                          "' is not supported (lmzoo classifies single labels)");
+    }
+    if (!f.has("id2label") || !f.raw().at("id2label").is_object()) {
+      throw HfFormatError("config.json: a BertForSequenceClassification needs id2label");
+    }
+    const json& id2label = f.raw().at("id2label");
+    c.labels.resize(id2label.size());
+    for (const auto& item : id2label.items()) {
+      size_t id = 0;
+      try {
+        id = std::stoul(item.key());
+      } catch (const std::exception&) {
+        id = c.labels.size();
+      }
+      if (id >= c.labels.size() || !item.value().is_string()) {
+        throw HfFormatError("config.json: id2label must map 0.." + std::to_string(c.labels.size() - 1) +
+                            " to label names");
+      }
+      c.labels[id] = item.value().get<std::string>();
+    }
+  }
+  return c;
+}
+
+// T5's feed_forward_proj: "relu", "gelu", ... or gated, "gated-gelu" (v1.1: HF turns it into gelu_new), "gated-silu".
+Activation t5_activation(const std::string& proj) {
+  const bool gated = proj.rfind("gated-", 0) == 0;
+  if (!gated) return activation_of("feed_forward_proj", proj);
+  const std::string inner = proj.substr(6);
+  if (inner == "gelu" || activation_of("feed_forward_proj", inner) == Activation::kGeluTanh) return Activation::kGeglu;
+  if (activation_of("feed_forward_proj", inner) == Activation::kSilu) return Activation::kSwiglu;
+  throw HfFormatError("config.json: feed_forward_proj '" + proj +
+                      "' is not supported (relu, gelu, gelu_new, gated-gelu, gated-silu)");
+}
+
+ModelConfig t5_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kT5;
+  c.vocab_size = f.integer("vocab_size");
+  c.d_model = f.integer("d_model");
+  c.head_dim = f.integer("d_kv");
+  c.d_ff = f.integer("d_ff");
+  c.n_layer = f.integer("num_layers");
+  c.n_decoder_layer = f.integer("num_decoder_layers", c.n_layer);
+  c.n_head = f.integer("num_heads");
+  c.relative_buckets = f.integer("relative_attention_num_buckets", 32);
+  c.relative_max_distance = f.integer("relative_attention_max_distance", 128);
+  c.max_seq_len = f.integer("n_positions", 512);
+  c.dropout = f.number("dropout_rate", 0.1);
+  c.norm_eps = f.number("layer_norm_epsilon", 1e-6);
+  c.activation = t5_activation(f.text("feed_forward_proj", "relu"));
+  c.tie_embeddings = f.boolean("tie_word_embeddings", true);
+  c.bias = false;
+  c.norm = NormKind::kRmsNorm;
+  c.norm_position = NormPosition::kPre;
+  c.position = Position::kRelative;
+  c.init = InitScheme::kT5;
+  f.require_bool("is_encoder_decoder", true, true);
+  (void)notes;
+  return c;
+}
+
+// rope_theta, from transformers 4.x's top-level field or 5.x's rope_parameters (rope_scaling: its older name);
+// only the default (unscaled) rope.
+double llama_rope_base(const HfFields& f) {
+  double base = f.number("rope_theta", 10000.0);
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    if (!f.has(key)) continue;
+    const HfFields rope(f.raw().at(key));
+    const std::string type = rope.text("rope_type", rope.text("type", "default"));
+    if (type != "default") {
+      throw HfFormatError(std::string("config.json: ") + key + " " + f.raw().at(key).dump() +
+                          " is not supported (lmzoo implements the default, unscaled rope)");
+    }
+    base = rope.number("rope_theta", base);
+  }
+  return base;
+}
+
+ModelConfig llama_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kGpt;
+  c.vocab_size = f.integer("vocab_size");
+  c.d_model = f.integer("hidden_size");
+  c.d_ff = f.integer("intermediate_size");
+  c.n_layer = f.integer("num_hidden_layers");
+  c.n_head = f.integer("num_attention_heads");
+  c.n_kv_heads = f.integer("num_key_value_heads", c.n_head);
+  c.max_seq_len = f.integer("max_position_embeddings");
+  c.norm_eps = f.number("rms_norm_eps", 1e-6);
+  c.rope_base = llama_rope_base(f);
+  c.dropout = f.number("attention_dropout", 0.0);
+  c.tie_embeddings = f.boolean("tie_word_embeddings", false);
+  c.norm = NormKind::kRmsNorm;
+  c.norm_position = NormPosition::kPre;
+  c.position = Position::kRope;
+  c.init = InitScheme::kGpt2;
+  if (activation_of("hidden_act", f.text("hidden_act", "silu")) != Activation::kSilu) {
+    throw HfFormatError("config.json: hidden_act '" + f.text("hidden_act", "") + "' is not supported (silu)");
+  }
+  c.activation = Activation::kSwiglu;
+  const bool attention_bias = f.boolean("attention_bias", false);
+  const bool mlp_bias = f.boolean("mlp_bias", false);
+  if (attention_bias != mlp_bias) {
+    throw HfFormatError("config.json: attention_bias and mlp_bias differ (lmzoo has biases everywhere or nowhere)");
+  }
+  c.bias = attention_bias;
+  if (f.has("head_dim") && f.integer("head_dim") * c.n_head != c.d_model) {
+    throw HfFormatError("config.json: head_dim " + std::to_string(f.integer("head_dim")) +
+                        " is not supported (lmzoo's Llama heads are hidden_size / num_attention_heads = " +
+                        std::to_string(c.d_model / c.n_head) + ")");
+  }
+  if (f.integer("pretraining_tp", 1) != 1) {
+    notes.push_back("pretraining_tp " + std::to_string(f.integer("pretraining_tp", 1)) +
+                    " ignored: it only splits the same matrix products");
+  }
+  return c;
+}
+
+// The architecture config.json names: its "architectures" entry, else the model_type's usual class.
+HfArchitecture architecture_of(const HfFields& f, const std::string& model_type) {
+  if (f.has("architectures")) {
+    const json& list = f.raw().at("architectures");
+    if (!list.is_array() || list.size() != 1 || !list[0].is_string()) {
+      throw HfFormatError("config.json: 'architectures' must list one class, got " + list.dump());
+    }
+    try {
+      return parse_enum<HfArchitecture>(list[0].get<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw HfFormatError(std::string("config.json: ") + e.what());
+    }
+  }
+  if (model_type == "gpt2") return HfArchitecture::kGpt2LMHeadModel;
+  if (model_type == "bert") return HfArchitecture::kBertForMaskedLM;
+  if (model_type == "t5") return HfArchitecture::kT5ForConditionalGeneration;
+  if (model_type == "llama") return HfArchitecture::kLlamaForCausalLM;
+  throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (gpt2, bert, t5, llama)");
+}
+
+// The model_type every architecture belongs to.
+std::string model_type_of(HfArchitecture a) {
+  switch (a) {
+    case HfArchitecture::kGpt2LMHeadModel: return "gpt2";
+    case HfArchitecture::kBertForMaskedLM:
+    case HfArchitecture::kBertModel:
+    case HfArchitecture::kBertForSequenceClassification: return "bert";
+    case HfArchitecture::kT5ForConditionalGeneration: return "t5";
+    case HfArchitecture::kLlamaForCausalLM: return "llama";
+  }
+  throw std::logic_error("architecture outside its table");
+}
+
+// Throws "NAME has no Hugging Face twin: REASON" unless OK.
+void require_twin(bool ok, const ModelConfig& c, const std::string& family, const std::string& reason) {
+  if (!ok) {
+    throw HfFormatError("this " + enum_name(c.arch) + " model has no Hugging Face twin: " + family + " needs " +
+                        reason);
+  }
+}
+
+json common_fields(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids) {
+  json j = {{"architectures", {enum_name(a)}},
+            {"model_type", model_type_of(a)},
+            {"vocab_size", c.padded_vocab()},
+            {"torch_dtype", "float32"},
+            {"tie_word_embeddings", c.tie_embeddings}};
+  if (ids.pad >= 0) j["pad_token_id"] = ids.pad;
+  if (ids.bos >= 0) j["bos_token_id"] = ids.bos;
+  if (ids.eos >= 0) j["eos_token_id"] = ids.eos;
+  return j;
+}
+
+}  // namespace
+
+HfModelDescription model_config_from_hf(const json& hf) {
+  if (!hf.is_object()) throw HfFormatError("config.json is not a JSON object");
+  const HfFields f(hf);
+  const std::string model_type = f.text("model_type", "");
+  const HfArchitecture architecture = architecture_of(f, model_type);
+  if (!model_type.empty() && model_type != model_type_of(architecture)) {
+    throw HfFormatError("config.json: model_type '" + model_type + "' does not match architecture " +
+                        enum_name(architecture));
+  }
+  HfModelDescription d{architecture, ModelConfig{}, {}};
+  switch (architecture) {
+    case HfArchitecture::kGpt2LMHeadModel: d.config = gpt2_config(f, d.notes); break;
+    case HfArchitecture::kBertForMaskedLM:
+    case HfArchitecture::kBertModel:
+    case HfArchitecture::kBertForSequenceClassification: d.config = bert_config(f, architecture, d.notes); break;
+    case HfArchitecture::kT5ForConditionalGeneration: d.config = t5_config(f, d.notes); break;
+    case HfArchitecture::kLlamaForCausalLM: d.config = llama_config(f, d.notes); break;
+  }
+  try {
+    d.config.validate();
+  } catch (const std::invalid_argument& e) {
+    throw HfFormatError(std::string("config.json describes a model lmzoo cannot build: ") + e.what());
+  }
+  return d;
+}
+
+HfArchitecture hf_architecture_of(const ModelConfig& c) {
+  const bool kv_plain = c.kv_heads() == c.n_head;
+  switch (c.arch) {
+    case Arch::kGpt: {
+      if (c.position == Position::kRope) {
+        const std::string llama = "Llama";
+        require_twin(c.norm == NormKind::kRmsNorm && c.norm_position == NormPosition::kPre && c.final_norm, c, llama,
+                     "pre-norm RMSNorm with a final norm");
+        require_twin(c.activation == Activation::kSwiglu, c, llama, "activation swiglu");
+        return HfArchitecture::kLlamaForCausalLM;
+      }
+      const std::string gpt2 = "GPT-2";
+      require_twin(c.position == Position::kLearned, c, gpt2 + " (or Llama)",
+                   "learned positions (Llama: rope), not " + enum_name(c.position));
+      require_twin(c.norm == NormKind::kLayerNorm && c.norm_position == NormPosition::kPre && c.final_norm, c,
+                   gpt2, "pre-norm LayerNorm with a final norm");
+      require_twin(c.bias, c, gpt2, "biases (--bias)");
+      require_twin(!c.gated_ffn(), c, gpt2, "an ungated activation");
+      require_twin(kv_plain, c, gpt2, "one key/value head per query head");
+      require_twin(c.tie_embeddings, c, gpt2, "tied embeddings");
+      return HfArchitecture::kGpt2LMHeadModel;
+    }
+    case Arch::kBert: {
+      const std::string bert = "BERT";
+      require_twin(c.position == Position::kLearned, c, bert, "learned positions, not " + enum_name(c.position));
+      require_twin(c.norm == NormKind::kLayerNorm && c.norm_position == NormPosition::kPost, c, bert,
+                   "post-norm LayerNorm");
+      require_twin(c.bias, c, bert, "biases (--bias)");
+      require_twin(!c.gated_ffn(), c, bert, "an ungated activation");
+      require_twin(kv_plain, c, bert, "one key/value head per query head");
+      require_twin(c.tie_embeddings || !c.labels.empty(), c, bert, "a masked-LM decoder tied to the embeddings");
+      return c.labels.empty() ? HfArchitecture::kBertForMaskedLM : HfArchitecture::kBertForSequenceClassification;
+    }
+    case Arch::kT5: {
+      const std::string t5 = "T5";
+      require_twin(c.position == Position::kRelative, c, t5, "relative positions, not " + enum_name(c.position));
+      require_twin(c.norm == NormKind::kRmsNorm && c.norm_position == NormPosition::kPre && c.final_norm, c, t5,
+                   "pre-norm RMSNorm with final norms");
+      require_twin(!c.bias, c, t5, "no biases");
+      require_twin(kv_plain, c, t5, "one key/value head per query head");
+      require_twin(c.activation != Activation::kGeluTanh && c.activation != Activation::kSilu, c, t5,
+                   "relu, gelu, geglu or swiglu");
+      return HfArchitecture::kT5ForConditionalGeneration;
+    }
+  }
+  throw std::logic_error("arch outside its table");
+}
+
+json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids) {
+  json j = common_fields(c, a, ids);
+  switch (a) {
+    case HfArchitecture::kGpt2LMHeadModel:
+      j.update({{"n_positions", c.max_seq_len}, {"n_ctx", c.max_seq_len}, {"n_embd", c.d_model},
+                {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_inner", c.ff_dim()},
+                {"activation_function", hf_activation_name(c.activation)}, {"layer_norm_epsilon", c.norm_eps},
+                {"resid_pdrop", c.dropout}, {"embd_pdrop", c.dropout}, {"attn_pdrop", c.dropout},
+                {"scale_attn_weights", true}, {"initializer_range", 0.02}});
+      break;
+    case HfArchitecture::kBertForMaskedLM:
+    case HfArchitecture::kBertModel:
+    case HfArchitecture::kBertForSequenceClassification:
+      j.update({{"hidden_size", c.d_model}, {"num_hidden_layers", c.n_layer}, {"num_attention_heads", c.n_head},
+                {"intermediate_size", c.ff_dim()}, {"hidden_act", hf_activation_name(c.activation)},
+                {"max_position_embeddings", c.max_seq_len}, {"type_vocab_size", c.type_vocab_size},
+                {"layer_norm_eps", c.norm_eps}, {"hidden_dropout_prob", c.dropout},
+                {"attention_probs_dropout_prob", c.dropout}, {"position_embedding_type", "absolute"},
+                {"initializer_range", 0.02}});
+      if (!c.labels.empty()) {
+        json id2label = json::object(), label2id = json::object();
+        for (size_t i = 0; i < c.labels.size(); ++i) {
+          id2label[std::to_string(i)] = c.labels[i];
+          label2id[c.labels[i]] = i;
+        }
+        j.update({{"id2label", id2label}, {"label2id", label2id},
+                  {"problem_type", "single_label_classification"}});
+      }
+      break;
+    case HfArchitecture::kT5ForConditionalGeneration: {
+      std::string proj = hf_activation_name(c.activation);
+      if (c.gated_ffn()) proj = c.activation == Activation::kGeglu ? "gated-gelu" : "gated-silu";
+      j.update({{"d_model", c.d_model}, {"d_kv", c.head_size()}, {"d_ff", c.ff_dim()}, {"num_layers", c.n_layer},
+                {"num_decoder_layers", c.decoder_layers()}, {"num_heads", c.n_head},
+                {"relative_attention_num_buckets", c.relative_buckets},
+                {"relative_attention_max_distance", c.relative_max_distance}, {"dropout_rate", c.dropout},
+                {"layer_norm_epsilon", c.norm_eps}, {"feed_forward_proj", proj}, {"is_encoder_decoder", true},
+                {"n_positions", c.max_seq_len}, {"decoder_start_token_id", ids.pad >= 0 ? ids.pad : 0},
+                {"initializer_factor", 1.0}});
+      break;
+    }
+    case HfArchitecture::kLlamaForCausalLM:
+      j.update({{"hidden_size", c.d_model}, {"intermediate_size", c.ff_dim()}, {"num_hidden_layers", c.n_layer},
+                {"num_attention_heads", c.n_head}, {"num_key_value_heads", c.kv_heads()},
+                {"head_dim", c.head_size()}, {"max_position_embeddings", c.max_seq_len},
+                {"rms_norm_eps", c.norm_eps}, {"rope_theta", c.rope_base}, {"rope_scaling", nullptr},
+                {"hidden_act", "silu"}, {"attention_bias", c.bias}, {"mlp_bias", c.bias},
+                {"attention_dropout", c.dropout}, {"initializer_range", 0.02}});
+      break;
+  }
+  return j;
+}
+
+int64_t vocab_multiple_for(int64_t tokens, int64_t rows) {
+  if (tokens > rows) {
+    throw HfFormatError("the tokenizer has " + std::to_string(tokens) + " tokens but the model's embeddings only " +
+                        std::to_string(rows) + " rows");
+  }
+  for (int64_t m = 1; m <= rows; m *= 2) {
+    if ((tokens + m - 1) / m * m == rows) return m;
+  }
+  return rows;
+}
+
+}  // namespace lmzoo

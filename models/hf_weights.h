@@ -1,0 +1,52 @@
+// Hugging Face tensor names <-> lmzoo parameters for GPT-2, BERT, T5 and Llama: one rule table per architecture
+// used both ways (import: HF tensors -> parameters; export: parameters -> HF tensors, canonical names).
+// Leaves out: reading and writing files (data/safetensors.h) and config.json (hf_config.h).
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "models/hf_config.h"
+
+namespace lmzoo {
+
+enum class HfLayout {
+  kSame,    // HF stores the parameter as lmzoo does ([out, in] for a linear layer)
+  kConv1D,  // GPT-2's Conv1D: 2-D weights stored transposed, [in, out]
+};
+
+// One lmzoo parameter and the HF tensors that hold it: their rows (dim 0, after the layout) concatenated, e.g.
+// lmzoo's fused c_attn = [q_proj; k_proj; v_proj]. rows gives each HF tensor's share (empty for one tensor).
+struct HfWeightRule {
+  std::string lmzoo;
+  std::vector<std::string> hf;
+  std::vector<int64_t> rows;
+  HfLayout layout = HfLayout::kSame;
+  bool optional = false;  // the HF class may or may not hold it (BertForMaskedLM's pooler): imported when
+                          // present, never exported
+};
+
+// Every lmzoo parameter that ARCHITECTURE stores, in the order transformers lists them. Parameters without a rule
+// (a classifier's unused masked-LM head) have no place in that class.
+std::vector<HfWeightRule> hf_weight_rules(HfArchitecture architecture, const ModelConfig& config);
+
+// The HF tensors (canonical names, float32, on the CPU) of MODEL's parameters.
+std::vector<std::pair<std::string, torch::Tensor>> hf_tensors_from_model(const torch::nn::Module& model,
+                                                                         HfArchitecture architecture,
+                                                                         const ModelConfig& config);
+
+struct HfImportReport {
+  std::vector<std::string> kept_initial;  // lmzoo parameters the checkpoint does not hold (left as initialised)
+  std::vector<std::string> ignored;       // checkpoint tensors lmzoo has no use for (buffers, tied copies, NSP head)
+};
+
+// Copies the HF tensors (names as found in the file: with or without the base-model prefix, gamma/beta, tied
+// copies; any float dtype) into MODEL's parameters. Throws HfFormatError naming the first missing tensor, a shape
+// that differs from the config's, or a tensor lmzoo cannot place.
+HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture architecture, const ModelConfig& config,
+                               const std::map<std::string, torch::Tensor>& tensors);
+
+}  // namespace lmzoo

@@ -1,0 +1,246 @@
+// Hugging Face import and export: config mapping and refusals, and for every architecture a tiny random HF
+// checkpoint (written by tests/hf_reference.py) imported, run against an independent float64 Python forward pass,
+// exported back bit for bit, and re-imported to the same weights.
+#include <filesystem>
+
+#include "tests/catch_compat.h"
+#include "tests/cli_helpers.h"
+#include "tests/export_helpers.h"
+#include "tests/fixtures.h"
+#include "models/hf_config.h"
+#include "models/hf_weights.h"
+#include "train/checkpoint.h"
+
+using namespace lmzoo;
+using namespace lmzoo::test;
+
+namespace {
+
+const std::string kReference = std::string("/usr/bin/python3 ") + LMZOO_SOURCE_DIR + "/tests/hf_reference.py";
+
+nlohmann::json tiny_llama_hf() {
+  return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"vocab_size", 97},
+          {"hidden_size", 32}, {"intermediate_size", 88}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+          {"num_key_value_heads", 2}, {"max_position_embeddings", 32}, {"rms_norm_eps", 1e-6},
+          {"rope_theta", 500000.0}, {"hidden_act", "silu"}, {"tie_word_embeddings", false}};
+}
+
+std::string refusal(const nlohmann::json& hf) {
+  try {
+    model_config_from_hf(hf);
+  } catch (const HfFormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Inputs of the reference comparison per family (ids below 97, T5 with decoder inputs starting at pad 0).
+std::string ids_json(const std::string& arch) {
+  if (arch.rfind("t5", 0) == 0) {
+    return R"({"input_ids": [[13, 17, 42, 96, 33, 71, 1], [5, 6, 7, 8, 9, 10, 1]],
+               "decoder_input_ids": [[0, 5, 9, 11, 40], [0, 7, 7, 2, 3]]})";
+  }
+  if (arch.rfind("bert", 0) == 0) return R"({"input_ids": [[2, 17, 42, 96, 33, 71, 3], [2, 5, 6, 7, 8, 9, 3]]})";
+  return R"({"input_ids": [[5, 17, 42, 96, 0, 33, 71, 8], [1, 2, 3, 4, 5, 6, 7, 8]]})";
+}
+
+bool run_shell(const std::string& cmd, const std::string& log) { return std::system((cmd + " >" + log + " 2>&1").c_str()) == 0; }
+
+// Every parameter of two checkpoints, bit for bit.
+void check_same_weights(const std::string& a, const std::string& b) {
+  const auto pa = load_model(read_checkpoint(a), torch::kCPU).module()->named_parameters();
+  const auto pb = load_model(read_checkpoint(b), torch::kCPU).module()->named_parameters();
+  REQUIRE(pa.size() == pb.size());
+  for (const auto& item : pa) {
+    INFO(item.key());
+    const torch::Tensor* other = pb.find(item.key());
+    REQUIRE(other != nullptr);
+    CHECK(torch::equal(item.value(), *other));
+  }
+}
+
+// make -> import -> TorchScript export vs the Python reference -> export --format hf -> same bytes as the source ->
+// import again -> the same weights.
+void round_trip(const std::string& arch) {
+  INFO(arch);
+  const Fixture& corpus = tiny_corpus();
+  TempDir dir;
+  const std::string hf = dir / "hf", ckpt = dir / "ckpt", back = dir / "back", again = dir / "again";
+  const std::string vocab = std::to_string(corpus.vocab_size);
+  REQUIRE(run_shell(kReference + " make " + arch + " " + hf + " --vocab " + vocab, dir / "make.log"));
+
+  auto imported = run_cli("import " + hf + " --out " + ckpt + " --tokenizer " + corpus.tokenizer_dir);
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  CHECK(imported.err.empty());
+
+  REQUIRE(run_cli("export --checkpoint " + ckpt + " --out " + (dir / "model.pt")).exit_code == 0);
+  write_text(dir / "ids.json", ids_json(arch));
+  const bool close = run_shell(kReference + " compare " + arch + " " + hf + " " + (dir / "model.pt") + " " +
+                                   (dir / "ids.json") + " --tol 1e-5",
+                               dir / "compare.log");
+  INFO(read_text(dir / "compare.log"));
+  CHECK(close);
+
+  // A BertModel goes out as a BertForMaskedLM, which has no pooler: bert-mlm and bert-cls cover its way back.
+  if (arch == "bert-model") return;
+  auto exported = run_cli("export --checkpoint " + ckpt + " --format hf --out " + back);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const bool same_bytes = run_shell(kReference + " check-roundtrip " + hf + " " + back, dir / "roundtrip.log");
+  INFO(read_text(dir / "roundtrip.log"));
+  CHECK(same_bytes);
+
+  auto reimported = run_cli("import " + back + " --out " + again);
+  INFO(reimported.out << reimported.err);
+  REQUIRE(reimported.exit_code == 0);
+  check_same_weights(ckpt, again);
+}
+
+}  // namespace
+
+TEST_CASE("HF configs map onto lmzoo's fields", "[hf]") {
+  const auto llama = model_config_from_hf(tiny_llama_hf());
+  CHECK(llama.architecture == HfArchitecture::kLlamaForCausalLM);
+  CHECK(llama.config.arch == Arch::kGpt);
+  CHECK(llama.config.position == Position::kRope);
+  CHECK(llama.config.rope_base == 500000.0);
+  CHECK(llama.config.kv_heads() == 2);
+  CHECK(llama.config.activation == Activation::kSwiglu);
+  CHECK(llama.config.norm == NormKind::kRmsNorm);
+  CHECK(llama.config.ff_dim() == 88);
+  CHECK_FALSE(llama.config.tie_embeddings);
+  CHECK_FALSE(llama.config.bias);
+
+  nlohmann::json v5 = tiny_llama_hf();  // transformers 5.x writes the rope settings in rope_parameters
+  v5.erase("rope_theta");
+  v5["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 250000.0}};
+  CHECK(model_config_from_hf(v5).config.rope_base == 250000.0);
+
+  const nlohmann::json gpt2 = {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"}, {"vocab_size", 50257},
+                               {"n_positions", 1024}, {"n_embd", 768}, {"n_layer", 12}, {"n_head", 12},
+                               {"n_inner", nullptr}, {"activation_function", "gelu_new"}};
+  const auto g = model_config_from_hf(gpt2).config;
+  CHECK(g.ff_dim() == 3072);
+  CHECK(g.activation == Activation::kGeluTanh);
+  CHECK(g.bias);
+  CHECK(g.tie_embeddings);
+  CHECK(g.norm_eps == 1e-5);
+
+  const nlohmann::json t5 = {{"architectures", {"T5ForConditionalGeneration"}}, {"model_type", "t5"},
+                             {"vocab_size", 32128}, {"d_model", 512}, {"d_kv", 64}, {"d_ff", 1024},
+                             {"num_layers", 8}, {"num_heads", 6}, {"feed_forward_proj", "gated-gelu"},
+                             {"tie_word_embeddings", false}};
+  const auto t = model_config_from_hf(t5).config;
+  CHECK(t.activation == Activation::kGeglu);
+  CHECK(t.decoder_layers() == 8);
+  CHECK(t.head_size() == 64);
+  CHECK(t.attn_dim() == 384);
+  CHECK(t.norm == NormKind::kRmsNorm);
+}
+
+TEST_CASE("HF configs lmzoo cannot represent are refused naming the field", "[hf]") {
+  nlohmann::json scaled = tiny_llama_hf();
+  scaled["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  CHECK(refusal(scaled).find("rope_scaling") != std::string::npos);
+
+  nlohmann::json mixed_bias = tiny_llama_hf();
+  mixed_bias["attention_bias"] = true;
+  CHECK(refusal(mixed_bias).find("attention_bias") != std::string::npos);
+
+  const nlohmann::json bert = {{"architectures", {"BertForMaskedLM"}}, {"model_type", "bert"}, {"vocab_size", 99},
+                               {"hidden_size", 32}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                               {"intermediate_size", 64}, {"max_position_embeddings", 32},
+                               {"position_embedding_type", "relative_key"}};
+  CHECK(refusal(bert).find("position_embedding_type 'relative_key'") != std::string::npos);
+
+  nlohmann::json other = tiny_llama_hf();
+  other["architectures"] = {"MistralForCausalLM"};
+  CHECK(refusal(other).find("'MistralForCausalLM' is not one of") != std::string::npos);
+
+  nlohmann::json missing = tiny_llama_hf();
+  missing.erase("hidden_size");
+  CHECK(refusal(missing) == "config.json has no 'hidden_size'");
+}
+
+TEST_CASE("lmzoo configs without a Hugging Face twin are refused with the reason", "[hf]") {
+  ModelConfig c;
+  c.vocab_size = 100;
+  c.position = Position::kAlibi;
+  try {
+    hf_architecture_of(c);
+    FAIL("an alibi gpt has no HF twin");
+  } catch (const HfFormatError& e) {
+    CHECK(std::string(e.what()).find("learned positions") != std::string::npos);
+  }
+  c.position = Position::kLearned;
+  c.bias = true;
+  CHECK(hf_architecture_of(c) == HfArchitecture::kGpt2LMHeadModel);
+  c.position = Position::kRope;
+  c.norm = NormKind::kRmsNorm;
+  c.activation = Activation::kSwiglu;
+  c.bias = false;
+  CHECK(hf_architecture_of(c) == HfArchitecture::kLlamaForCausalLM);
+}
+
+TEST_CASE("the tokenizer's vocabulary fills the HF embedding rows through vocab_multiple", "[hf]") {
+  CHECK(vocab_multiple_for(32100, 32128) == 32);  // T5: 32100 tokens, 32128 rows = 1004 * 32 (16: 32112)
+  CHECK(vocab_multiple_for(50257, 50257) == 1);
+  CHECK(vocab_multiple_for(500, 512) == 16);  // 32 * 16 (8: 504)
+  const int64_t odd = vocab_multiple_for(10, 13);
+  CHECK((10 + odd - 1) / odd * odd == 13);
+  CHECK_THROWS_AS(vocab_multiple_for(600, 512), HfFormatError);
+}
+
+TEST_CASE("every lmzoo parameter has its HF tensor, in both directions", "[hf]") {
+  nlohmann::json hf = tiny_llama_hf();
+  ModelConfig c = model_config_from_hf(hf).config;
+  torch::manual_seed(3);
+  AnyModel model = build_model(c);
+  const auto tensors = hf_tensors_from_model(*model.module(), HfArchitecture::kLlamaForCausalLM, c);
+  // 2 per model (embeddings, final norm) + lm_head + 9 per layer (q, k, v, o, gate, up, down, two norms).
+  CHECK(tensors.size() == 3 + 9 * 2);
+  std::map<std::string, torch::Tensor> by_name(tensors.begin(), tensors.end());
+  CHECK(by_name.at("model.layers.1.self_attn.k_proj.weight").sizes() == torch::IntArrayRef({16, 32}));
+  torch::manual_seed(4);
+  AnyModel other = build_model(c);
+  const auto report = load_hf_tensors(*other.module(), HfArchitecture::kLlamaForCausalLM, c, by_name);
+  CHECK(report.kept_initial.empty());
+  CHECK(report.ignored.empty());
+  for (const auto& item : model.module()->named_parameters()) {
+    INFO(item.key());
+    CHECK(torch::equal(item.value(), other.module()->named_parameters()[item.key()]));
+  }
+  by_name.erase("model.layers.0.mlp.up_proj.weight");
+  try {
+    load_hf_tensors(*other.module(), HfArchitecture::kLlamaForCausalLM, c, by_name);
+    FAIL("a missing tensor must be refused");
+  } catch (const HfFormatError& e) {
+    CHECK(std::string(e.what()) ==
+          "the checkpoint has no tensor 'model.layers.0.mlp.up_proj.weight', which LlamaForCausalLM needs");
+  }
+}
+
+TEST_CASE("imported GPT-2 and Llama match a Python reference and export back bit for bit", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  for (const char* arch : {"gpt2", "gpt2-legacy", "llama", "llama-sharded"}) round_trip(arch);
+}
+
+TEST_CASE("imported BERT models match a Python reference and export back bit for bit", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  for (const char* arch : {"bert-mlm", "bert-legacy", "bert-model", "bert-cls"}) round_trip(arch);
+}
+
+TEST_CASE("imported T5 v1.0 and v1.1 match a Python reference and export back bit for bit", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  for (const char* arch : {"t5-v1_0", "t5-v1_1"}) round_trip(arch);
+}

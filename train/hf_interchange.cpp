@@ -1,0 +1,113 @@
+// lmzoo import / export --format hf: HF directory <-> lmzoo checkpoint through the config and name tables.
+#include "train/hf_interchange.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "data/safetensors.h"
+#include "data/tokenizer.h"
+#include "train/durable_io.h"
+
+namespace lmzoo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_hf_config(const fs::path& dir) {
+  const fs::path path = dir / "config.json";
+  std::ifstream in(path);
+  if (!in) throw HfFormatError(dir.string() + " is not a Hugging Face model directory (no config.json)");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception&) {
+    throw HfFormatError(path.string() + " is not valid JSON");
+  }
+}
+
+// OUT may be new, empty, or an lmzoo checkpoint (replaced); anything else is left alone.
+void check_import_target(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec)) throw std::runtime_error("--out " + out.string() + " exists and is not a directory");
+  if (fs::is_empty(out, ec)) {
+    fs::remove(out, ec);  // save_checkpoint swaps a fresh directory into place
+    return;
+  }
+  if (!complete_checkpoint_step(out.string(), /*legacy_ok=*/true)) {
+    throw std::runtime_error("--out " + out.string() +
+                             " exists and is not an lmzoo checkpoint; name a new directory");
+  }
+}
+
+TrainConfig import_train_config(const ModelConfig& config) {
+  TrainConfig train = config.labels.empty() ? TrainConfig{} : classifier_defaults();
+  if (config.labels.empty()) train.objective = default_objective(config.arch, false);
+  return train;
+}
+
+HfTokenIds hf_token_ids(const Tokenizer&) {
+  HfTokenIds ids;
+  ids.pad = special::kPad;
+  ids.bos = special::kBos;
+  ids.eos = special::kEos;
+  return ids;
+}
+
+}  // namespace
+
+HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out_dir, const std::string& tokenizer_dir) {
+  const nlohmann::json hf_config = read_hf_config(hf_dir);
+  HfModelDescription description = model_config_from_hf(hf_config);
+  Tokenizer tokenizer = Tokenizer::load(tokenizer_dir.empty() ? hf_dir : tokenizer_dir);
+  const auto tensors = load_safetensors_dir(hf_dir);
+  check_import_target(out_dir);
+
+  HfImportResult result;
+  result.checkpoint_dir = out_dir;
+  result.architecture = description.architecture;
+  result.notes = description.notes;
+  result.tokenizer_size = tokenizer.vocab_size();
+  ModelConfig& config = description.config;
+  const int64_t rows = config.vocab_size;  // the HF embedding rows; the tokenizer may use fewer
+  config.vocab_multiple = vocab_multiple_for(result.tokenizer_size, rows);
+  config.vocab_size = result.tokenizer_size;
+  result.config = config;
+
+  torch::manual_seed(0);  // parameters the HF class lacks start the same on every import
+  AnyModel model = build_model(config);
+  result.report = load_hf_tensors(*model.module(), description.architecture, config, tensors);
+
+  CheckpointInfo info;
+  info.model = config;
+  info.train = import_train_config(config);
+  info.tokenizer_model = tokenizer.serialized();
+  save_checkpoint(out_dir, model.module(), nullptr, info);
+  return result;
+}
+
+HfExportResult export_hf_model(const CheckpointInfo& checkpoint, const std::string& out_dir) {
+  HfExportResult result;
+  result.architecture = hf_architecture_of(checkpoint.model);
+  const Tokenizer tokenizer = Tokenizer::from_serialized(checkpoint.tokenizer_model);
+  AnyModel model = load_model(checkpoint, torch::Device(torch::kCPU));
+  const auto tensors = hf_tensors_from_model(*model.module(), result.architecture, checkpoint.model);
+  const nlohmann::json config = hf_config_from_model(checkpoint.model, result.architecture, hf_token_ids(tokenizer));
+
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + out_dir + ": " + ec.message());
+  const fs::path out(out_dir);
+  write_safetensors((out / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  result.files.push_back("model.safetensors");
+  write_file_durably((out / "config.json").string(), config.dump(2) + "\n");
+  result.files.push_back("config.json");
+  write_file_durably((out / "tokenizer.model").string(), checkpoint.tokenizer_model);
+  result.files.push_back("tokenizer.model");
+  return result;
+}
+
+}  // namespace lmzoo
