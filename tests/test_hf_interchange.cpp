@@ -244,3 +244,62 @@ TEST_CASE("imported T5 v1.0 and v1.1 match a Python reference and export back bi
   }
   for (const char* arch : {"t5-v1_0", "t5-v1_1"}) round_trip(arch);
 }
+
+namespace {
+
+// Every parameter of CHECKPOINT (names under PREFIX) within 1e-8 of the same parameter of IMPORTED.
+void check_started_from(const std::string& checkpoint, const std::string& imported, const std::string& prefix = "") {
+  const auto trained = load_model(read_checkpoint(checkpoint), torch::kCPU).module()->named_parameters();
+  const auto start = load_model(read_checkpoint(imported), torch::kCPU).module()->named_parameters();
+  for (const auto& item : start) {
+    INFO(item.key());
+    const torch::Tensor* p = trained.find(prefix + item.key());
+    REQUIRE(p != nullptr);
+    CHECK((*p - item.value()).abs().max().item<double>() < 1e-8);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("train --init continues an imported model with its family's objectives", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  const Fixture& corpus = tiny_corpus();
+  TempDir dir;
+  write_text(dir / "labels.tsv", "text\tlabel\ngood day\tpos\nbad day\tneg\nfine work\tpos\nawful\tneg\n");
+  // A learning rate of 1e-12 leaves the weights where they started: the imported ones, not a fresh init.
+  const std::string still = " --steps 2 --batch-size 2 --lr 1e-12 --min-lr 1e-12 --warmup 0";
+  struct Case {
+    const char* arch;
+    const char* objective;
+  };
+  for (const Case& c : {Case{"gpt2", "causal"}, Case{"llama", "prefix"}, Case{"bert-mlm", "mlm"},
+                        Case{"t5-v1_1", "span"}, Case{"t5-v1_0", ""}}) {
+    INFO(c.arch << " " << c.objective);
+    const std::string hf = dir / (std::string("hf_") + c.arch), ckpt = dir / (std::string("ck_") + c.arch);
+    REQUIRE(run_shell(kReference + " make " + c.arch + " " + hf + " --vocab " + std::to_string(corpus.vocab_size),
+                      dir / "make.log"));
+    REQUIRE(run_cli("import " + hf + " --out " + ckpt + " --tokenizer " + corpus.tokenizer_dir).exit_code == 0);
+    const std::string run = dir / (std::string("run_") + c.arch);
+    const std::string objective = *c.objective ? std::string(" --objective ") + c.objective : "";
+    auto trained = run_cli("train --init " + ckpt + " --data " + corpus.data_dir + objective + still +
+                           " --eval-iters 1 --out " + run);
+    INFO(trained.out << trained.err);
+    REQUIRE(trained.exit_code == 0);
+    check_started_from(run + "/last", ckpt);
+  }
+  // A bert becomes a classifier on a labelled file: its encoder starts from the import.
+  const std::string cls = dir / "run_cls";
+  auto classified = run_cli("train --init " + (dir / "ck_bert-mlm") + " --data " + (dir / "labels.tsv") + still +
+                            " --out " + cls);
+  INFO(classified.out << classified.err);
+  REQUIRE(classified.exit_code == 0);
+  check_started_from(cls + "/last", dir / "ck_bert-mlm", "bert.");
+
+  auto reshaped = run_cli("train --init " + (dir / "ck_gpt2") + " --data " + corpus.data_dir + " --n-layer 3 --out " +
+                          (dir / "bad"));
+  CHECK(reshaped.exit_code == 2);
+  CHECK(reshaped.err.find("--n-layer cannot change the shape of the --init model") != std::string::npos);
+}

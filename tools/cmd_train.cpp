@@ -71,8 +71,9 @@ void add_data_options(cxxopts::Options& options) {
   options.add_options("Data")
       ("data", "prepared data directory (lmzoo prepare); for classify a labelled .tsv/.jsonl file", cxxopts::value<std::string>())
       ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())
-      ("init", "weight init scheme " + enum_choices<InitScheme>() + "; or, for classify, the pretrained bert "
-               "checkpoint (run directory) to fine-tune", cxxopts::value<std::string>())
+      ("init", "weight init scheme " + enum_choices<InitScheme>() + "; or a checkpoint to fine-tune (a run "
+               "directory, or lmzoo import's output): its model and tokenizer, trained with --objective (default: "
+               "its family's; classify for a bert on a labelled file)", cxxopts::value<std::string>())
       ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
 }
@@ -408,6 +409,36 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
   }
 }
 
+// The objective of a run from an --init checkpoint: its family's, on prepared data; classify for a bert
+// given a labelled file.
+Objective init_objective(const cxxopts::ParseResult& r, const std::string& data) {
+  const CheckpointInfo pretrained = open_checkpoint(r["init"].as<std::string>());
+  if (pretrained.model.arch == Arch::kBert && !std::filesystem::is_directory(data)) return Objective::kClassify;
+  return default_objective(pretrained.model.arch, is_pairs_dir(data));
+}
+
+// Fine-tuning an --init checkpoint (e.g. lmzoo import's) on a generative objective: its model, weights and
+// tokenizer, on data prepared with that tokenizer.
+void setup_continued(const cxxopts::ParseResult& r, TrainRequest& request) {
+  for (const auto& flag : model_shape_flags()) {
+    if (r.count(flag)) throw UsageError("--" + flag + " cannot change the shape of the --init model");
+  }
+  const CheckpointInfo pretrained = open_checkpoint(r["init"].as<std::string>());
+  if (r.count("arch") && enum_option<Arch>(r, "arch") != pretrained.model.arch) {
+    throw UsageError("--arch " + r["arch"].as<std::string>() + " differs from the --init model's (" +
+                     enum_name(pretrained.model.arch) + ")");
+  }
+  if (!pretrained.model.labels.empty()) {
+    throw UsageError("--init " + pretrained.dir + " is a classifier; it trains with --objective classify only");
+  }
+  request.model = pretrained.model;
+  override_from(r, "dropout", request.model.dropout);
+  request.model.validate();
+  request.train.init_checkpoint = absolute_path(pretrained.dir);
+  request.tokenizer_model = pretrained.tokenizer_model;
+  check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(pretrained.tokenizer_model), pretrained.dir);
+}
+
 // A new run: its data, objective, model and tokenizer from the flags.
 void setup_new_run(const cxxopts::ParseResult& r, TrainRequest& request) {
   require_option(r, "data");
@@ -416,14 +447,16 @@ void setup_new_run(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.train.data_dir = absolute_path(r["data"].as<std::string>());
   request.train.out_dir = r["out"].as<std::string>();
   apply_training_flags(r, request.train, /*only_given=*/false);
-  request.train.objective = has_init_checkpoint(r) ? Objective::kClassify
+  request.train.objective = has_init_checkpoint(r) ? init_objective(r, request.train.data_dir)
                                                    : default_objective(requested_arch(r), is_pairs_dir(request.train.data_dir));
   override_from(r, "objective", request.train.objective);
   reject_flags_of_other_objectives(r, request.train.objective);
   if (request.train.objective == Objective::kClassify) {
     setup_classifier(r, request);
+  } else if (has_init_checkpoint(r)) {
+    if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
+    setup_continued(r, request);
   } else {
-    if (has_init_checkpoint(r)) throw UsageError("--init RUN_DIR is for --objective classify");
     if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
     const auto manifest = read_manifest(request.train.data_dir);
     request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
