@@ -31,12 +31,12 @@ ModelConfig bert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t
 
 const std::vector<Preset>& bert_presets() {
   static const std::vector<Preset> presets = {
-      {"bert-tiny", "BERT tiny: 2 layers, 2 heads, d 128, ff 512", bert_shape(2, 128, 2, 512)},
-      {"bert-mini", "BERT mini: 4 layers, 4 heads, d 256, ff 1024", bert_shape(4, 256, 4, 1024)},
-      {"bert-small", "BERT small: 4 layers, 8 heads, d 512, ff 2048", bert_shape(4, 512, 8, 2048)},
-      {"bert-medium", "BERT medium: 8 layers, 8 heads, d 512, ff 2048", bert_shape(8, 512, 8, 2048)},
-      {"bert-base", "BERT base: 12 layers, 12 heads, d 768, ff 3072", bert_shape(12, 768, 12, 3072)},
-      {"bert-large", "BERT large: 24 layers, 16 heads, d 1024, ff 4096", bert_shape(24, 1024, 16, 4096)},
+      {"bert-tiny", "BERT tiny: 2 layers, 2 heads, d 128, ff 512", bert_shape(2, 128, 2, 512), "google/bert_uncased_L-2_H-128_A-2"},
+      {"bert-mini", "BERT mini: 4 layers, 4 heads, d 256, ff 1024", bert_shape(4, 256, 4, 1024), "google/bert_uncased_L-4_H-256_A-4"},
+      {"bert-small", "BERT small: 4 layers, 8 heads, d 512, ff 2048", bert_shape(4, 512, 8, 2048), "google/bert_uncased_L-4_H-512_A-8"},
+      {"bert-medium", "BERT medium: 8 layers, 8 heads, d 512, ff 2048", bert_shape(8, 512, 8, 2048), "google/bert_uncased_L-8_H-512_A-8"},
+      {"bert-base", "BERT base: 12 layers, 12 heads, d 768, ff 3072", bert_shape(12, 768, 12, 3072), "google-bert/bert-base-uncased"},
+      {"bert-large", "BERT large: 24 layers, 16 heads, d 1024, ff 4096", bert_shape(24, 1024, 16, 4096), "google-bert/bert-large-uncased"},
   };
   return presets;
 }

@@ -39,12 +39,12 @@ const std::vector<Preset>& llama_presets() {
   static const std::vector<Preset> presets = {
       {"llama-nano", "Llama-style CPU shape: 4 layers, 4 heads (2 kv), d 128, ctx 64", llama_nano()},
       {"tinyllama-1.1b", "TinyLlama 1.1B: 22 layers, 32 heads (4 kv), d 2048, ff 5632",
-       llama_shape(22, 2048, 32, 4, 5632, 2048)},
-      {"llama2-7b", "Llama 2 7B: 32 layers, 32 heads, d 4096, ff 11008", llama_shape(32, 4096, 32, 32, 11008, 4096)},
+       llama_shape(22, 2048, 32, 4, 5632, 2048), "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T"},
+      {"llama2-7b", "Llama 2 7B: 32 layers, 32 heads, d 4096, ff 11008", llama_shape(32, 4096, 32, 32, 11008, 4096), "meta-llama/Llama-2-7b-hf"},
       {"llama2-13b", "Llama 2 13B: 40 layers, 40 heads, d 5120, ff 13824",
-       llama_shape(40, 5120, 40, 40, 13824, 4096)},
+       llama_shape(40, 5120, 40, 40, 13824, 4096), "meta-llama/Llama-2-13b-hf"},
       {"llama2-70b", "Llama 2 70B: 80 layers, 64 heads (8 kv), d 8192, ff 28672",
-       llama_shape(80, 8192, 64, 8, 28672, 4096)},
+       llama_shape(80, 8192, 64, 8, 28672, 4096), "meta-llama/Llama-2-70b-hf"},
   };
   return presets;
 }

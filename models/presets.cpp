@@ -43,10 +43,10 @@ const std::vector<Preset>& all_presets() {
   static const std::vector<Preset> presets = [] {
     std::vector<Preset> all = {
       {"gpt-nano", "nanoGPT CPU baby: 4 layers, 4 heads, d 128, ctx 64, no bias", gpt_nano()},
-      {"gpt2", "GPT-2 small: 12 layers, 12 heads, d 768, ctx 1024", gpt2_shape(12, 12, 768)},
-      {"gpt2-medium", "GPT-2 medium: 24 layers, 16 heads, d 1024", gpt2_shape(24, 16, 1024)},
-      {"gpt2-large", "GPT-2 large: 36 layers, 20 heads, d 1280", gpt2_shape(36, 20, 1280)},
-      {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600)},
+      {"gpt2", "GPT-2 small: 12 layers, 12 heads, d 768, ctx 1024", gpt2_shape(12, 12, 768), "openai-community/gpt2"},
+      {"gpt2-medium", "GPT-2 medium: 24 layers, 16 heads, d 1024", gpt2_shape(24, 16, 1024), "openai-community/gpt2-medium"},
+      {"gpt2-large", "GPT-2 large: 36 layers, 20 heads, d 1280", gpt2_shape(36, 20, 1280), "openai-community/gpt2-large"},
+      {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600), "openai-community/gpt2-xl"},
     };
     for (const auto& p : llama_presets()) all.push_back(p);
     for (const auto& p : bert_presets()) all.push_back(p);

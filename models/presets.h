@@ -11,6 +11,7 @@ struct Preset {
   std::string name;
   std::string description;
   ModelConfig config;  // vocab_size 0 means "from the tokenizer"
+  std::string hf_twin;  // the Hugging Face hub model of this shape (lmzoo import reads it), or empty
 };
 
 const std::vector<Preset>& all_presets();

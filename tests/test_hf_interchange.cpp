@@ -9,6 +9,7 @@
 #include "tests/fixtures.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
+#include "models/presets.h"
 #include "train/checkpoint.h"
 
 using namespace lmzoo;
@@ -302,4 +303,31 @@ TEST_CASE("train --init continues an imported model with its family's objectives
                           (dir / "bad"));
   CHECK(reshaped.exit_code == 2);
   CHECK(reshaped.err.find("--n-layer cannot change the shape of the --init model") != std::string::npos);
+}
+
+TEST_CASE("presets marked with an HF twin map onto that architecture and back", "[hf][presets]") {
+  int twins = 0;
+  for (const auto& preset : all_presets()) {
+    INFO(preset.name);
+    if (preset.hf_twin.empty()) continue;
+    ++twins;
+    ModelConfig c = preset.config;
+    const HfArchitecture a = hf_architecture_of(c);
+    const auto back = model_config_from_hf(hf_config_from_model(c, a, {}));
+    CHECK(back.architecture == a);
+    back.config.validate();
+    // The HF config says everything the shape needs: the same model comes back (dropout and init aside), with
+    // the sizes lmzoo derives (d_ff, head size, decoder layers, kv heads) spelled out.
+    auto spelled_out = [](ModelConfig m) {
+      m.d_ff = m.ff_dim();
+      m.head_dim = m.head_size();
+      m.n_decoder_layer = m.arch == Arch::kT5 ? m.decoder_layers() : 0;
+      m.n_kv_heads = m.kv_heads();
+      m.dropout = 0;
+      m.init = InitScheme::kGpt2;
+      return nlohmann::json(m);
+    };
+    CHECK(spelled_out(back.config) == spelled_out(c));
+  }
+  CHECK(twins == 19);
 }
