@@ -281,6 +281,7 @@ HfArchitecture architecture_of(const HfFields& f, const std::string& model_type)
   if (model_type == "bert") return HfArchitecture::kBertForMaskedLM;
   if (model_type == "t5") return HfArchitecture::kT5ForConditionalGeneration;
   if (model_type == "llama") return HfArchitecture::kLlamaForCausalLM;
+  if (model_type.empty()) throw HfFormatError("config.json names neither 'architectures' nor 'model_type'");
   throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (gpt2, bert, t5, llama)");
 }
 
