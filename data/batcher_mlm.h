@@ -31,7 +31,7 @@ struct MlmOptions {
 };
 
 struct MlmBatch {
-  torch::Tensor input_ids;       // (B, T) int64, after masking; kPad at pads
+  torch::Tensor input_ids;       // (B, T) int64, after masking; the pad id at pads
   torch::Tensor attention_mask;  // (B, T) int64, 1 real / 0 pad
   torch::Tensor token_type_ids;  // (B, T) int64, 0 at pads
   torch::Tensor labels;          // (B, T) int64, original id at selected positions, -1 elsewhere
@@ -42,34 +42,37 @@ struct MlmExample {
   std::vector<int64_t> ids, token_types, labels;
 };
 
-// Ids that are never selected: every special id (< kNumSpecial), [CLS], [SEP], </s> and pads included.
-inline bool is_special_id(int64_t id) { return id >= 0 && id < special::kNumSpecial; }
+// Throws std::invalid_argument naming the tokenizer unless SPECIAL has the [CLS], [SEP], [MASK] and [PAD] that
+// masked-LM batches need (OBJECTIVE names the objective in the message).
+void require_mlm_ids(const SpecialIds& special, const std::string& objective = "mlm");
 
-// [CLS] a [SEP], plus b [SEP] when b is non-empty; token types 0 up to the first [SEP], 1 after it.
-// Labels all -1.
-MlmExample frame_segments(const std::vector<int64_t>& a, const std::vector<int64_t>& b = {});
+// [CLS] a [SEP], plus b [SEP] when b is non-empty (special's cls and sep); token types 0 up to the first [SEP],
+// 1 after it. Labels all -1.
+MlmExample frame_segments(const SpecialIds& special, const std::vector<int64_t>& a, const std::vector<int64_t>& b = {});
 
-// Selects positions of example.ids (each non-special position, or each whole word, with probability
-// select_prob), corrupts them in place and sets their labels to the original ids. Random replacements
-// are drawn from [kNumSpecial, vocab_size). is_word_start is required for whole-word masking; special
-// ids end words.
-void apply_masking(MlmExample& example, const MaskingOptions& options, int64_t vocab_size, std::mt19937_64& rng,
-                   const std::function<bool(int)>& is_word_start = {});
+// Selects positions of example.ids (each position not in SPECIAL, or each whole word, with probability
+// select_prob), corrupts them in place (special.mask) and sets their labels to the original ids. Random
+// replacements are drawn uniformly from the ids of [0, vocab_size) not in SPECIAL. is_word_start is required for
+// whole-word masking; special ids end words.
+void apply_masking(MlmExample& example, const MaskingOptions& options, const SpecialIds& special, int64_t vocab_size,
+                   std::mt19937_64& rng, const std::function<bool(int)>& is_word_start = {});
 
-// Right-pads to the longest example (id kPad, mask 0, type 0, label -1) and stacks: (B, T) each.
-MlmBatch collate_mlm(const std::vector<MlmExample>& examples);
+// Right-pads to the longest example (id pad_id, mask 0, type 0, label -1) and stacks: (B, T) each.
+MlmBatch collate_mlm(const std::vector<MlmExample>& examples, int64_t pad_id);
 
 class MlmBatcher {
  public:
-  // Throws std::invalid_argument on bad options, std::runtime_error when the stream is too short.
-  MlmBatcher(const TokenStream& stream, int64_t vocab_size, MlmOptions options, uint64_t seed, DataShard shard = {},
-             std::function<bool(int)> is_word_start = {});
+  // Throws std::invalid_argument on bad options or SPECIAL lacking an id (require_mlm_ids), std::runtime_error
+  // when the stream is too short.
+  MlmBatcher(const TokenStream& stream, const SpecialIds& special, int64_t vocab_size, MlmOptions options,
+             uint64_t seed, DataShard shard = {}, std::function<bool(int)> is_word_start = {});
   // A pure function of (seed, step, micro_step, shard). Windows, lengths and cuts come from one random
   // stream and masking from another, so changing the masking rates keeps the same windows.
   MlmBatch batch(int64_t step, int64_t micro_step) const;
 
  private:
   const TokenStream& stream_;
+  SpecialIds special_;
   int64_t vocab_size_;
   MlmOptions options_;
   uint64_t seed_;

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "data/batcher_causal.h"
-#include "data/tokenizer.h"
 
 namespace lmzoo {
 
@@ -15,21 +14,22 @@ namespace {
 int64_t uniform_below(std::mt19937_64& rng, int64_t n) { return int64_t(rng() % uint64_t(n)); }
 }  // namespace
 
-Seq2SeqExample split_prefix(const std::vector<int64_t>& window, int64_t k) {
+Seq2SeqExample split_prefix(const std::vector<int64_t>& window, int64_t k, int64_t eos) {
   if (k < 1 || k >= int64_t(window.size())) {
     throw std::invalid_argument("prefix split " + std::to_string(k) + " outside [1, " +
                                 std::to_string(window.size()) + ")");
   }
   Seq2SeqExample e;
   e.inputs.assign(window.begin(), window.begin() + k);
-  e.inputs.push_back(special::kEos);
+  e.inputs.push_back(eos);
   e.targets.assign(window.begin() + k, window.end());
-  e.targets.push_back(special::kEos);
+  e.targets.push_back(eos);
   return e;
 }
 
-PrefixBatcher::PrefixBatcher(const TokenStream& stream, PrefixOptions options, uint64_t seed, DataShard shard)
-    : stream_(stream), options_(options), seed_(seed), shard_(shard) {
+PrefixBatcher::PrefixBatcher(const TokenStream& stream, const SpecialIds& special, PrefixOptions options,
+                             uint64_t seed, DataShard shard)
+    : stream_(stream), special_(special), options_(options), seed_(seed), shard_(shard) {
   if (options.batch_size <= 0) throw std::invalid_argument("prefix batcher: batch_size must be positive");
   if (options.seq_len < 3) {
     throw std::invalid_argument("prefix batcher: seq_len " + std::to_string(options.seq_len) +
@@ -64,14 +64,16 @@ PrefixLmBatch PrefixBatcher::decoder_only_batch(int64_t step, int64_t micro_step
 
 Seq2SeqBatch PrefixBatcher::seq2seq_batch(int64_t step, int64_t micro_step) const {
   const int64_t W = options_.seq_len - 1;
+  const int64_t eos = special_.require(special_.eos, "</s>", "prefix");
+  const int64_t pad = special_.require(special_.pad, "<pad>", "prefix");
   std::vector<Seq2SeqExample> examples;
   std::vector<int64_t> window(W);
   for (int64_t b = 0; b < options_.batch_size; ++b) {
     std::mt19937_64 rng(row_seed(seed_, step, global_row(shard_, micro_step, options_.batch_size, b)));
     stream_.read(uniform_below(rng, stream_.size() - W + 1), W, window.data());
-    examples.push_back(split_prefix(window, 1 + uniform_below(rng, W - 1)));
+    examples.push_back(split_prefix(window, 1 + uniform_below(rng, W - 1), eos));
   }
-  return collate_seq2seq(examples);
+  return collate_seq2seq(examples, pad);
 }
 
 }  // namespace lmzoo

@@ -1,5 +1,5 @@
 // Span corruption as T5's t5.data.preprocessors (random_spans_noise_mask, _random_segmentation,
-// noise_span_to_unique_sentinel, random_spans_helper), with lmzoo's sentinel ids counted upward from 7.
+// noise_span_to_unique_sentinel, random_spans_helper), with the tokenizer's sentinel ids (lmzoo's: upward from 7).
 // Random numbers come straight from mt19937_64 bits, so batches are the same under any standard library.
 #include "data/batcher_span.h"
 
@@ -36,7 +36,7 @@ std::vector<int64_t> random_segmentation(int64_t num_items, int64_t num_segments
 }
 }  // namespace
 
-Seq2SeqBatch collate_seq2seq(const std::vector<Seq2SeqExample>& examples) {
+Seq2SeqBatch collate_seq2seq(const std::vector<Seq2SeqExample>& examples, int64_t pad_id) {
   const int64_t B = int64_t(examples.size());
   int64_t S = 0, T = 0;
   for (const auto& e : examples) {
@@ -44,10 +44,10 @@ Seq2SeqBatch collate_seq2seq(const std::vector<Seq2SeqExample>& examples) {
     T = std::max(T, int64_t(e.targets.size()));
   }
   Seq2SeqBatch batch;
-  batch.input_ids = torch::full({B, S}, special::kPad, torch::kLong);          // (B, S)
-  batch.attention_mask = torch::zeros({B, S}, torch::kLong);                  // (B, S)
-  batch.decoder_input_ids = torch::full({B, T}, special::kPad, torch::kLong);  // (B, T)
-  batch.labels = torch::full({B, T}, -1, torch::kLong);                       // (B, T)
+  batch.input_ids = torch::full({B, S}, pad_id, torch::kLong);          // (B, S)
+  batch.attention_mask = torch::zeros({B, S}, torch::kLong);           // (B, S)
+  batch.decoder_input_ids = torch::full({B, T}, pad_id, torch::kLong);  // (B, T)
+  batch.labels = torch::full({B, T}, -1, torch::kLong);                // (B, T)
   auto* ids = batch.input_ids.data_ptr<int64_t>();
   auto* mask = batch.attention_mask.data_ptr<int64_t>();
   auto* dec = batch.decoder_input_ids.data_ptr<int64_t>();
@@ -116,7 +116,8 @@ std::vector<bool> random_spans_noise_mask(int64_t length, double noise_density, 
   return mask;
 }
 
-Seq2SeqExample span_corrupt(const std::vector<int64_t>& tokens, const std::vector<bool>& noise_mask) {
+Seq2SeqExample span_corrupt(const SpecialIds& special, const std::vector<int64_t>& tokens,
+                            const std::vector<bool>& noise_mask) {
   if (tokens.size() != noise_mask.size()) {
     throw std::invalid_argument("span corruption: " + std::to_string(tokens.size()) + " tokens but a mask of " +
                                 std::to_string(noise_mask.size()));
@@ -129,33 +130,41 @@ Seq2SeqExample span_corrupt(const std::vector<int64_t>& tokens, const std::vecto
       continue;
     }
     if (i == 0 || !noise_mask[i - 1]) {  // a span starts: one sentinel on both sides
-      if (spans == special::kNumSentinels) {
-        throw std::invalid_argument("span corruption: more than " + std::to_string(special::kNumSentinels) +
+      if (spans == int64_t(special.sentinels.size())) {
+        throw std::invalid_argument("span corruption: more than " + std::to_string(special.sentinels.size()) +
                                     " noise spans (sentinels); use shorter inputs or longer spans");
       }
-      const int64_t sentinel = special::kSentinel0 + spans++;
+      const int64_t sentinel = special.sentinels[size_t(spans++)];
       e.inputs.push_back(sentinel);
       e.targets.push_back(sentinel);
     }
     e.targets.push_back(tokens[i]);
   }
-  e.inputs.push_back(special::kEos);
-  e.targets.push_back(special::kEos);
+  e.inputs.push_back(special.eos);
+  e.targets.push_back(special.eos);
   return e;
 }
 
-SpanBatcher::SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, DataShard shard)
+SpanBatcher::SpanBatcher(const TokenStream& stream, const SpecialIds& special, SpanOptions options, uint64_t seed,
+                         DataShard shard)
     : stream_(stream),
+      special_(special),
       options_(options),
       lengths_(span_lengths(options.input_length, options.noise_density, options.mean_noise_span_length)),
       seed_(seed),
       shard_(shard) {
   if (options.batch_size <= 0) throw std::invalid_argument("span batcher: batch_size must be positive");
-  if (lengths_.counts.noise_spans > special::kNumSentinels) {
+  special.require(special.eos, "</s>", "span");
+  special.require(special.pad, "<pad>", "span");
+  if (special.sentinels.empty()) {
+    throw std::invalid_argument("objective span needs sentinel tokens (<extra_id_0> ...); the " + special.tokenizer +
+                                " tokenizer has none");
+  }
+  if (lengths_.counts.noise_spans > int64_t(special.sentinels.size())) {
     throw std::invalid_argument("span batcher: input_length " + std::to_string(options.input_length) + " gives " +
                                 std::to_string(lengths_.counts.noise_spans) + " noise spans, more than the " +
-                                std::to_string(special::kNumSentinels) +
-                                " sentinels; use a shorter input length, lower density or longer spans");
+                                std::to_string(special.sentinels.size()) + " sentinels of the " + special.tokenizer +
+                                " tokenizer; use a shorter input length, lower density or longer spans");
   }
   if (stream.size() < lengths_.raw_length) {
     throw std::runtime_error("the data split has " + std::to_string(stream.size()) +
@@ -173,9 +182,9 @@ Seq2SeqBatch SpanBatcher::batch(int64_t step, int64_t micro_step) const {
     std::mt19937_64 window_rng(seed), noise_rng(mix_seed(seed, 1));
     stream_.read(uniform_below(window_rng, stream_.size() - L + 1), L, window.data());
     const auto mask = random_spans_noise_mask(L, options_.noise_density, options_.mean_noise_span_length, noise_rng);
-    examples.push_back(span_corrupt(window, mask));
+    examples.push_back(span_corrupt(special_, window, mask));
   }
-  return collate_seq2seq(examples);
+  return collate_seq2seq(examples, special_.pad);
 }
 
 }  // namespace lmzoo

@@ -21,14 +21,15 @@ struct Seq2SeqExample {
 };
 
 struct Seq2SeqBatch {
-  torch::Tensor input_ids;          // (B, S) int64, kPad at pads
+  torch::Tensor input_ids;          // (B, S) int64, the pad id at pads
   torch::Tensor attention_mask;     // (B, S) int64, 1 real / 0 pad
-  torch::Tensor decoder_input_ids;  // (B, T) int64: [kPad (0), labels[:-1]] with pads as kPad, as T5
+  torch::Tensor decoder_input_ids;  // (B, T) int64: [pad, labels[:-1]] with pads as pad, as T5
   torch::Tensor labels;             // (B, T) int64: the targets, -1 at pads
 };
 
-// Right-pads inputs to the longest input and targets to the longest target and stacks them.
-Seq2SeqBatch collate_seq2seq(const std::vector<Seq2SeqExample>& examples);
+// Right-pads inputs to the longest input and targets to the longest target and stacks them; pad_id pads and
+// starts the decoder (T5's convention).
+Seq2SeqBatch collate_seq2seq(const std::vector<Seq2SeqExample>& examples, int64_t pad_id);
 
 struct SpanOptions {
   int64_t batch_size = 8;
@@ -65,16 +66,18 @@ SpanLengths span_lengths(int64_t input_length, double noise_density, double mean
 std::vector<bool> random_spans_noise_mask(int64_t length, double noise_density, double mean_noise_span_length,
                                           std::mt19937_64& rng);
 
-// inputs: the non-noise tokens with each noise span replaced by its sentinel (<extra_id_i> = kSentinel0 + i
-// for the i-th span), then </s>. targets: each span's sentinel followed by the span, then </s>. Throws
-// std::invalid_argument on more than kNumSentinels spans or a size mismatch.
-Seq2SeqExample span_corrupt(const std::vector<int64_t>& tokens, const std::vector<bool>& noise_mask);
+// inputs: the non-noise tokens with each noise span replaced by its sentinel (<extra_id_i> =
+// special.sentinels[i] for the i-th span), then special.eos. targets: each span's sentinel followed by the
+// span, then eos. Throws std::invalid_argument on more spans than sentinels or a size mismatch.
+Seq2SeqExample span_corrupt(const SpecialIds& special, const std::vector<int64_t>& tokens,
+                            const std::vector<bool>& noise_mask);
 
 class SpanBatcher {
  public:
-  // Throws std::invalid_argument on bad options (or more spans than sentinels), std::runtime_error when
-  // the stream is shorter than one raw window.
-  SpanBatcher(const TokenStream& stream, SpanOptions options, uint64_t seed, DataShard shard = {});
+  // Throws std::invalid_argument on bad options, on SPECIAL lacking eos or pad, or on more spans than its
+  // sentinels (naming the tokenizer), std::runtime_error when the stream is shorter than one raw window.
+  SpanBatcher(const TokenStream& stream, const SpecialIds& special, SpanOptions options, uint64_t seed,
+              DataShard shard = {});
   // A pure function of (seed, step, micro_step, shard). Every row has exactly lengths().input_length
   // inputs (options.input_length, see span_lengths) and lengths().target_length targets: no pads.
   Seq2SeqBatch batch(int64_t step, int64_t micro_step) const;
@@ -82,6 +85,7 @@ class SpanBatcher {
 
  private:
   const TokenStream& stream_;
+  SpecialIds special_;
   SpanOptions options_;
   SpanLengths lengths_;
   uint64_t seed_;

@@ -115,6 +115,7 @@ int64_t label_id(const std::vector<std::string>& labels, const std::string& labe
 }
 
 MlmExample frame_labelled(const Tokenizer& tokenizer, const LabelledText& example, int64_t max_len) {
+  require_mlm_ids(tokenizer.special(), "classify");
   auto to_ids = [&](const std::string& text) {
     std::vector<int64_t> ids;
     for (int id : tokenizer.encode(text)) ids.push_back(id);
@@ -125,7 +126,7 @@ MlmExample frame_labelled(const Tokenizer& tokenizer, const LabelledText& exampl
   const int64_t budget = max_len - (pair ? 3 : 2);
   if (budget < (pair ? 2 : 1)) throw std::invalid_argument("max_len " + std::to_string(max_len) + " is too short");
   while (int64_t(a.size() + b.size()) > budget) (a.size() >= b.size() ? a : b).pop_back();  // longest first
-  return frame_segments(a, b);
+  return frame_segments(tokenizer.special(), a, b);
 }
 
 }  // namespace lmzoo

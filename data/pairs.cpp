@@ -20,27 +20,28 @@ namespace {
 
 std::vector<int64_t> encode_side(const Tokenizer& tokenizer, const std::string& text, int64_t max_len,
                                  bool& truncated) {
+  const int eos = tokenizer.special().require(tokenizer.special().eos, "</s>", "seq2seq");
   std::vector<int64_t> ids;
   for (int id : tokenizer.encode(text)) {
-    if (id != special::kEos) ids.push_back(id);  // </s> only ever ends a side
+    if (id != eos) ids.push_back(id);  // </s> only ever ends a side
   }
   if (int64_t(ids.size()) > max_len - 1) {
     ids.resize(size_t(max_len - 1));
     truncated = true;
   }
-  ids.push_back(special::kEos);
+  ids.push_back(eos);
   return ids;
 }
 
-// The </s>-terminated runs of a stream.
-std::vector<std::vector<int64_t>> split_runs(const TokenStream& stream) {
+// The EOS-terminated runs of a stream.
+std::vector<std::vector<int64_t>> split_runs(const TokenStream& stream, int64_t eos) {
   std::vector<std::vector<int64_t>> runs;
   std::vector<int64_t> tokens(size_t(stream.size()));
   if (!tokens.empty()) stream.read(0, stream.size(), tokens.data());
   std::vector<int64_t> run;
   for (int64_t id : tokens) {
     run.push_back(id);
-    if (id == special::kEos) {
+    if (id == eos) {
       runs.push_back(std::move(run));
       run.clear();
     }
@@ -137,11 +138,7 @@ PreparePairsResult prepare_pairs(const PreparePairsOptions& o) {
   }
   result.train_examples = n - n_val;
   result.val_examples = n_val;
-  const std::string model_path = (fs::path(o.out_dir) / "tokenizer.model").string();
-  std::ofstream model_out(model_path, std::ios::binary);
-  model_out << tokenizer.serialized();
-  if (!model_out) throw std::runtime_error("cannot write " + model_path);
-  model_out.close();
+  tokenizer.save(o.out_dir);
   write_manifest(o.out_dir, {{"format_version", 1},
                              {"kind", "pairs"},
                              {"tokenizer_hash", tokenizer.hash()},
@@ -161,12 +158,12 @@ bool is_pairs_dir(const std::string& data_dir) {
   return read_manifest(data_dir).value("kind", "") == "pairs";
 }
 
-std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split) {
+std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos) {
   if (!is_pairs_dir(data_dir)) {
     throw std::runtime_error(data_dir + " holds no prepared pairs (create it with: lmzoo prepare --pairs FILE)");
   }
-  const auto inputs = split_runs(TokenStream::open(data_dir, split + "_inputs"));
-  const auto targets = split_runs(TokenStream::open(data_dir, split + "_targets"));
+  const auto inputs = split_runs(TokenStream::open(data_dir, split + "_inputs"), eos);
+  const auto targets = split_runs(TokenStream::open(data_dir, split + "_targets"), eos);
   const int64_t expected = read_manifest(data_dir).at("examples").at(split).at("examples").get<int64_t>();
   if (int64_t(inputs.size()) != expected || int64_t(targets.size()) != expected) {
     throw std::runtime_error("pairs split '" + split + "' of " + data_dir + " is corrupt: " +

@@ -5,8 +5,8 @@
 // Prepared pairs directory (lmzoo prepare --pairs): manifest.json (format_version 1, "kind": "pairs",
 // tokenizer_hash, vocab_size, dtype, max_input_len, max_target_len, and per split "train" / "val" the
 // example count) with four token splits read by TokenStream: train_inputs, train_targets, val_inputs,
-// val_targets. Example i is the i-th </s>-terminated run of the inputs split and of the targets split
-// (</s> never occurs inside encoded text). tokenizer.model is copied alongside, as for token shards.
+// val_targets. Example i is the i-th eos-terminated run of the inputs split and of the targets split
+// (eos never occurs inside encoded text). The tokenizer's files are saved alongside, as for token shards.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -27,7 +27,7 @@ struct TextPair {
 std::vector<TextPair> read_text_pairs(const std::string& path);
 
 // Encodes a pair: inputs truncated to max_input_len - 1 tokens and targets to max_target_len - 1, then
-// </s> appended to both.
+// the tokenizer's eos appended to both (std::invalid_argument when it has none).
 Seq2SeqExample encode_pair(const Tokenizer& tokenizer, const TextPair& pair, int64_t max_input_len,
                            int64_t max_target_len);
 
@@ -49,8 +49,8 @@ PreparePairsResult prepare_pairs(const PreparePairsOptions& options);
 // True when DATA_DIR's manifest says it holds prepared pairs.
 bool is_pairs_dir(const std::string& data_dir);
 
-// The examples of one split ("train" or "val") of a prepared pairs directory. Throws std::runtime_error
-// when the directory is not a pairs directory or its splits disagree.
-std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split);
+// The examples of one split ("train" or "val") of a prepared pairs directory, each side ending with EOS.
+// Throws std::runtime_error when the directory is not a pairs directory or its splits disagree.
+std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos);
 
 }  // namespace lmzoo

@@ -338,11 +338,12 @@ struct Encoded {
 
 Encoded encode_batch(const Tokenizer& tokenizer, const Batch& batch) {
   Encoded out;
+  const int eos = tokenizer.special().eos;
   for (size_t i = 0; i < batch.texts.size(); ++i) {
     std::vector<int> ids = tokenizer.encode_long(batch.texts[i]);
     out.ids.insert(out.ids.end(), ids.begin(), ids.end());
     if (batch.ends[i]) {
-      out.ids.push_back(special::kEos);
+      out.ids.push_back(eos);
       ++out.documents;
     }
   }
@@ -422,14 +423,11 @@ Splits split_validation(const PrepareOptions& o, const Tokenizer& tokenizer, Sha
   return splits;
 }
 
-// Writes OUT_DIR/tokenizer.model, then the manifest (last: a directory with a manifest is complete).
+// Saves the tokenizer's files into OUT_DIR, then the manifest (last: a directory with a manifest is complete).
 void write_prepared(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
                     int64_t documents, const Splits& splits) {
   const int vocab = tokenizer.vocab_size();
-  const std::string model_path = (fs::path(o.out_dir) / "tokenizer.model").string();
-  std::ofstream model_out(model_path, std::ios::binary);
-  model_out << tokenizer.serialized();
-  if (!model_out) throw std::runtime_error("cannot write " + model_path);
+  tokenizer.save(o.out_dir);
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& f : files) sources.push_back({{"path", f}, {"bytes", static_cast<int64_t>(fs::file_size(f))}});
   write_manifest(o.out_dir, {{"format_version", 1},
@@ -472,6 +470,10 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   }
   if (o.out_dir.empty()) throw std::runtime_error("no output directory given");
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  if (tokenizer.special().eos < 0) {
+    throw std::runtime_error("the " + enum_name(tokenizer.kind()) + " tokenizer " + o.tokenizer +
+                             " has no end-of-document token (</s>, <|endoftext|> or [SEP]) to separate documents");
+  }
   const std::vector<std::string> files = list_input_files(o.inputs);
   std::error_code ec;
   fs::path created;  // the outermost directory this run creates (removed on failure), empty when OUT_DIR exists

@@ -1,5 +1,5 @@
-// SentencePiece tokenizer: in-process training from sampled corpus lines, loading, exact round trip.
-// Leaves out: normalisation and sampling-based encodings (subword regularisation).
+// Tokenizer: training lmzoo's SentencePiece models from sampled corpus lines; finding, loading, serializing and
+// saving any kind; the checks around the backends. Leaves out: sampling-based encodings (subword regularisation).
 #include "data/tokenizer.h"
 
 #include <algorithm>
@@ -11,10 +11,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
+
+#include <nlohmann/json.hpp>
 
 #include "data/corpus.h"
 #include "data/sentencepiece_bridge.h"
+#include "data/tokenizer_backend.h"
 
 namespace fs = std::filesystem;
 
@@ -22,16 +26,8 @@ namespace lmzoo {
 
 namespace {
 
-const std::string kSpaceMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space symbol
 constexpr int kMaxSentenceBytes = 4096;           // longer lines are cut into chunks for training
 constexpr int kMinVocab = special::kNumSpecial + 256 + 1;  // specials, 256 byte pieces, one character
-
-// Expected piece of special id I.
-std::string special_piece(int i) {
-  static const char* fixed[] = {"<pad>", "<unk>", "<s>", "</s>", "[MASK]", "[CLS]", "[SEP]"};
-  if (i < special::kSentinel0) return fixed[i];
-  return "<extra_id_" + std::to_string(i - special::kSentinel0) + ">";
-}
 
 // Uniform sample (reservoir, fixed seed) of at most MAX non-empty lines of the corpus.
 std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, int64_t max, int64_t& seen) {
@@ -58,14 +54,6 @@ std::vector<std::string> sample_lines(const std::vector<std::string>& inputs, in
 std::string status_message(const std::string& m) {
   auto bracket = m.rfind("] ");
   return bracket == std::string::npos ? m : m.substr(bracket + 2);
-}
-
-// Throws when a bridge call returned an error message; FALLBACK is the reason when SentencePiece gave none.
-void check(const std::string& error, const std::string& what, const std::string& fallback = "no reason given") {
-  if (error.empty()) return;
-  std::string reason = status_message(error);
-  if (reason.find_first_not_of(" \t\n") == std::string::npos) reason = fallback;
-  throw std::runtime_error(what + ": " + reason);
 }
 
 // Tokenizer::train's checks of its options, before any input is read.
@@ -134,9 +122,40 @@ void write_model_file(const std::string& out_dir, const std::string& model) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+// The first tokenizer DIR holds: its kind and the names of its files (empty when there is none).
+std::pair<TokenizerKind, std::vector<std::string>> find_tokenizer_files(const fs::path& dir) {
+  std::error_code ec;
+  auto has = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
+  for (const char* model : {"tokenizer.model", "spiece.model"}) {
+    if (has(model)) return {TokenizerKind::kSentencePiece, {model}};
+  }
+  if (has("vocab.json") && has("merges.txt")) return {TokenizerKind::kGpt2Bpe, {"vocab.json", "merges.txt"}};
+  if (has("encoder.json") && has("vocab.bpe")) return {TokenizerKind::kGpt2Bpe, {"encoder.json", "vocab.bpe"}};
+  if (has("vocab.txt")) {
+    if (has("tokenizer_config.json")) return {TokenizerKind::kWordPiece, {"vocab.txt", "tokenizer_config.json"}};
+    return {TokenizerKind::kWordPiece, {"vocab.txt"}};
+  }
+  return {TokenizerKind::kSentencePiece, {}};
+}
+
+// The backend of KIND over DIR, which holds FILES.
+LoadedBackend load_backend(TokenizerKind kind, const std::string& dir, const TokenizerFiles& files) {
+  switch (kind) {
+    case TokenizerKind::kSentencePiece:
+      return load_spm_backend(files.begin()->second);
+    case TokenizerKind::kGpt2Bpe:
+      return load_gpt2_backend(dir, files);
+    case TokenizerKind::kWordPiece:
+      return load_wordpiece_backend(dir, files);
+  }
+  throw std::logic_error("tokenizer kind outside its table");
+}
+
+constexpr const char* kBlobFormat = "lmzoo-tokenizer";
+
 }  // namespace
 
-Tokenizer::Tokenizer() : sp_(new_spm_processor()) {}
+Tokenizer::Tokenizer() = default;
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -157,95 +176,98 @@ void Tokenizer::train(const TokenizerTrainOptions& options) {
 }
 
 Tokenizer Tokenizer::load(const std::string& dir_or_file) {
-  fs::path path = dir_or_file;
+  const fs::path path = dir_or_file;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) path /= "tokenizer.model";
-  if (!fs::is_regular_file(path, ec)) {
+  const bool is_dir = fs::is_directory(path, ec);
+  if (!is_dir && !fs::is_regular_file(path, ec)) {
     throw std::runtime_error("tokenizer not found: " + path.string() + " (train one with: lmzoo tokenizer train)");
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  TokenizerKind kind = TokenizerKind::kSentencePiece;
+  std::vector<std::string> names = {path.filename().string()};
+  if (is_dir) std::tie(kind, names) = find_tokenizer_files(path);
+  if (names.empty()) {
+    throw std::runtime_error("tokenizer not found in " + path.string() +
+                             " (no tokenizer.model, spiece.model, vocab.json + merges.txt, encoder.json + vocab.bpe or "
+                             "vocab.txt; train one with: lmzoo tokenizer train)");
+  }
+  const fs::path dir = is_dir ? path : path.parent_path();
   try {
-    return from_serialized(ss.str());
+    TokenizerFiles files;
+    for (const auto& name : names) files[name] = read_file_bytes((dir / name).string());
+    return from_files(kind, dir.string(), std::move(files));
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
+    throw std::runtime_error((is_dir && names.size() == 1 ? path / names[0] : path).string() + ": " + e.what());
   }
 }
 
-Tokenizer Tokenizer::from_serialized(const std::string& model_proto) {
+Tokenizer Tokenizer::from_serialized(const std::string& blob) {
+  if (blob.empty() || blob[0] != '{') return from_files(TokenizerKind::kSentencePiece, "", {{"tokenizer.model", blob}});
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(blob);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(std::string("invalid serialized tokenizer: ") + e.what());
+  }
+  if (j.value("format", "") != kBlobFormat || !j.contains("kind") || !j.contains("files")) {
+    throw std::runtime_error("invalid serialized tokenizer: not an lmzoo tokenizer blob");
+  }
+  const TokenizerKind kind = j.at("kind").get<TokenizerKind>();
+  const TokenizerFiles files = j.at("files").get<TokenizerFiles>();
+  const TempFilesDir dir(files);
+  return from_files(kind, dir.path(), files);
+}
+
+Tokenizer Tokenizer::from_files(TokenizerKind kind, const std::string& dir, TokenizerFiles files) {
   Tokenizer t;
-  if (model_proto.empty()) throw std::runtime_error("invalid tokenizer model: the file is empty");
-  check(t.sp_->load_serialized(model_proto), "invalid tokenizer model", "not a SentencePiece model file");
-  t.serialized_ = model_proto;
-  if (t.sp_->piece_size() <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
-  for (int i = 0; i < special::kNumSpecial; ++i) {
-    if (t.sp_->id_to_piece(i) != special_piece(i)) {
-      throw std::runtime_error("not an lmzoo tokenizer: id " + std::to_string(i) + " is '" + t.sp_->id_to_piece(i) +
-                               "', expected '" + special_piece(i) + "'");
-    }
+  LoadedBackend loaded = load_backend(kind, dir, files);
+  t.kind_ = kind;
+  t.backend_ = std::move(loaded.backend);
+  t.special_ = std::move(loaded.special);
+  t.files_ = std::move(loaded.files);
+  if (kind == TokenizerKind::kSentencePiece) {
+    t.serialized_ = t.files_.begin()->second;
+  } else {
+    t.serialized_ = nlohmann::json{{"format", kBlobFormat}, {"kind", enum_name(kind)}, {"files", t.files_}}.dump();
   }
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    int id = t.sp_->piece_to_id(name);
-    if (!t.sp_->is_byte(id)) throw std::runtime_error("not an lmzoo tokenizer: no byte-fallback piece " + std::string(name));
-    t.byte_ids_[b] = id;
-  }
-  t.piece_bytes_.resize(t.sp_->piece_size());
-  for (int id = 0; id < t.sp_->piece_size(); ++id) {
-    std::string piece = t.sp_->id_to_piece(id);
-    if (t.sp_->is_control(id)) t.piece_bytes_[id] = 0;
-    else if (t.sp_->is_byte(id)) t.piece_bytes_[id] = 1;
-    else if (t.sp_->is_unknown(id)) t.piece_bytes_[id] = 5;  // " \u2047 ", never produced with byte fallback
-    else {
-      int markers = 0;
-      for (size_t p = piece.find(kSpaceMarker); p != std::string::npos; p = piece.find(kSpaceMarker, p + 3)) ++markers;
-      t.piece_bytes_[id] = static_cast<int>(piece.size()) - 2 * markers;  // each 3-byte marker decodes to ' '
-    }
+  t.special_flags_.resize(size_t(t.vocab_size()));
+  for (int id = 0; id < t.vocab_size(); ++id) {
+    t.special_flags_[size_t(id)] = t.special_.contains(id) || t.backend_->is_control(id);
   }
   return t;
 }
 
-std::vector<int> Tokenizer::encode(const std::string& text) const {
-  // A literal U+2581 in the text would decode as a space, so it is encoded as its three bytes.
-  std::vector<int> ids, part_ids;
-  size_t start = 0;
-  while (true) {
-    size_t marker = text.find(kSpaceMarker, start);
-    size_t end = marker == std::string::npos ? text.size() : marker;
-    if (end > start) {
-      check(sp_->encode(std::string_view(text).substr(start, end - start), &part_ids), "encode failed");
-      ids.insert(ids.end(), part_ids.begin(), part_ids.end());
-    }
-    if (marker == std::string::npos) break;
-    for (unsigned char c : kSpaceMarker) ids.push_back(byte_ids_[c]);
-    start = marker + kSpaceMarker.size();
+void Tokenizer::save(const std::string& dir) const {
+  for (const char* name : {"tokenizer.model", "spiece.model", "vocab.json", "merges.txt", "encoder.json", "vocab.bpe",
+                           "vocab.txt", "tokenizer_config.json"}) {
+    std::error_code ec;
+    if (!files_.count(name)) fs::remove(fs::path(dir) / name, ec);
   }
-  return ids;
+  write_files_durably(dir, files_);
+}
+
+std::vector<std::string> Tokenizer::file_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : files_) names.push_back(name);
+  return names;
+}
+
+bool Tokenizer::is_special(int id) const { return id >= 0 && id < vocab_size() && special_flags_[size_t(id)]; }
+
+void Tokenizer::check_id(int id) const {
+  if (id < 0 || id >= vocab_size()) {
+    throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " + std::to_string(vocab_size()) + ")");
+  }
+}
+
+std::vector<int> Tokenizer::encode(const std::string& text) const { return backend_->encode(text); }
+
+std::vector<int> Tokenizer::encode_long(const std::string& text, size_t max_bytes) const {
+  return backend_->encode_long(text, max_bytes);
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
-  const int n = vocab_size();
-  for (int id : ids) {
-    if (id < 0 || id >= n) throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " + std::to_string(n) + ")");
-  }
-  std::string text;
-  check(sp_->decode(ids, &text), "decode failed");
-  return text;
-}
-
-std::vector<int> Tokenizer::encode_long(const std::string& text, size_t max_bytes) const {
-  std::vector<int> ids;
-  max_bytes = std::max<size_t>(max_bytes, 16);  // room for whole UTF-8 characters
-  for (size_t start = 0; start < text.size();) {
-    const std::string rest = text.substr(start, max_bytes + 1);  // +1: a cut may fall just before a space
-    const size_t cut = chunk_cut(rest, max_bytes);
-    std::vector<int> part = encode(rest.substr(0, cut));
-    ids.insert(ids.end(), part.begin(), part.end());
-    start += cut;
-  }
-  return ids;
+  for (int id : ids) check_id(id);
+  return backend_->decode(ids);
 }
 
 std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const {
@@ -255,19 +277,22 @@ std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const
 }
 
 std::string Tokenizer::id_to_piece(int id) const {
-  if (id < 0 || id >= vocab_size()) throw std::runtime_error("token id " + std::to_string(id) + " is out of range");
-  return sp_->id_to_piece(id);
+  check_id(id);
+  return backend_->id_to_piece(id);
 }
 
-int Tokenizer::piece_to_id(const std::string& piece) const { return sp_->piece_to_id(piece); }
+int Tokenizer::piece_to_id(const std::string& piece) const { return backend_->piece_to_id(piece); }
 
-int Tokenizer::vocab_size() const { return sp_->piece_size(); }
+int Tokenizer::vocab_size() const { return backend_->vocab_size(); }
 
-bool Tokenizer::is_word_start(int id) const { return id_to_piece(id).rfind(kSpaceMarker, 0) == 0; }
+bool Tokenizer::is_word_start(int id) const {
+  check_id(id);
+  return backend_->is_word_start(id);
+}
 
 int Tokenizer::piece_bytes(int id) const {
-  if (id < 0 || id >= vocab_size()) throw std::runtime_error("token id " + std::to_string(id) + " is out of range");
-  return piece_bytes_[id];
+  check_id(id);
+  return backend_->piece_bytes(id);
 }
 
 std::string Tokenizer::hash() const {

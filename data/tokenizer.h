@@ -1,32 +1,33 @@
-// SentencePiece tokenizer: in-process training, loading, exact byte round trip, fixed special ids.
-// Leaves out: normalisation (identity rule, so decode(encode(text)) == text byte for byte).
+// Tokenizer: one facade over lmzoo's own SentencePiece models (trained in process, fixed special ids, exact byte
+// round trip), Hugging Face's SentencePiece models (T5, Llama), GPT-2 byte-level BPE and BERT WordPiece.
+// Leaves out: training the Hugging Face kinds.
 #pragma once
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "data/enum_table.h"
+#include "data/special_ids.h"
+#include "data/tokenizer_files.h"
 
 
 namespace lmzoo {
 
-class SpmProcessor;  // data/sentencepiece_bridge.h
+class TokenizerBackend;  // data/tokenizer_backend.h
 
-// Fixed special-token ids, the same in every lmzoo tokenizer.
-namespace special {
-constexpr int kPad = 0;
-constexpr int kUnk = 1;
-constexpr int kBos = 2;     // <s>
-constexpr int kEos = 3;     // </s>, also the document separator in token streams
-constexpr int kMask = 4;    // [MASK]
-constexpr int kCls = 5;     // [CLS]
-constexpr int kSep = 6;     // [SEP]
-constexpr int kSentinel0 = 7;  // <extra_id_0>; <extra_id_i> = kSentinel0 + i
-constexpr int kNumSentinels = 100;
-constexpr int kNumSpecial = kSentinel0 + kNumSentinels;  // ids [0, 107) are special
-}  // namespace special
+enum class TokenizerKind { kSentencePiece, kGpt2Bpe, kWordPiece };
+
+template <>
+struct EnumTable<TokenizerKind> {
+  static constexpr const char* what = "tokenizer kind";
+  static constexpr EnumEntry<TokenizerKind> entries[] = {
+      {TokenizerKind::kSentencePiece, "sentencepiece", "SentencePiece model (lmzoo's own, T5's or Llama's)"},
+      {TokenizerKind::kGpt2Bpe, "gpt2-bpe", "GPT-2 byte-level BPE (vocab.json + merges.txt)"},
+      {TokenizerKind::kWordPiece, "wordpiece", "BERT WordPiece (vocab.txt)"},
+  };
+};
+LMZOO_ENUM_JSON(TokenizerKind)
 
 enum class TokenizerType { kBpe, kUnigram, kChar };
 
@@ -51,17 +52,28 @@ struct TokenizerTrainOptions {
 
 class Tokenizer {
  public:
-  Tokenizer();
   ~Tokenizer();
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
   // Trains a model and writes OUT_DIR/tokenizer.model; throws std::runtime_error on bad input.
   static void train(const TokenizerTrainOptions& options);
-  // Loads DIR/tokenizer.model (or a .model file path). Throws with a clear message.
+  // DIR holding (first found) tokenizer.model | spiece.model | vocab.json + merges.txt | encoder.json + vocab.bpe |
+  // vocab.txt (+ tokenizer_config.json), or a SentencePiece .model file path. Throws with a clear message.
   static Tokenizer load(const std::string& dir_or_file);
-  // Loads from the serialized model proto (as stored in checkpoints and exports).
-  static Tokenizer from_serialized(const std::string& model_proto);
+  // From serialized(): a SentencePiece model proto (as old checkpoints and exports hold) or the JSON blob of
+  // another kind's files.
+  static Tokenizer from_serialized(const std::string& blob);
+
+  // Writes file_names() into DIR (created if missing), each fsynced, after removing any other tokenizer's files
+  // there (so load(DIR) finds this one).
+  void save(const std::string& dir) const;
+  std::vector<std::string> file_names() const;
+  const TokenizerFiles& files() const { return files_; }  // file name -> bytes, what save() writes
+  TokenizerKind kind() const { return kind_; }
+  const SpecialIds& special() const { return special_; }
+  // The special ids and other control pieces: never masked, replaced or printed. False outside the vocabulary.
+  bool is_special(int id) const;
 
   std::vector<int> encode(const std::string& text) const;
   // The same ids as encode(text) in linear time (SentencePiece is superlinear on long inputs): encodes
@@ -71,23 +83,32 @@ class Tokenizer {
   std::string decode(const std::vector<int>& ids) const;
   std::vector<std::string> encode_pieces(const std::string& text) const;
   std::string id_to_piece(int id) const;
-  int piece_to_id(const std::string& piece) const;
+  int piece_to_id(const std::string& piece) const;  // the unk id (SentencePiece) or -1 for an unknown piece
   int vocab_size() const;
-  // True when the piece starts a word (begins with the SentencePiece space marker).
+  // True when the piece starts a word (SentencePiece's space marker, GPT-2's leading space, WordPiece: no "##").
   bool is_word_start(int id) const;
-  // UTF-8 bytes that id contributes to decode(): 0 for control ids (</s>), 1 for byte pieces. The sum
-  // over encode(text) is text.size(), so it measures the source bytes of any slice of a token stream.
+  // UTF-8 bytes that id contributes to decode(): 0 for control ids (</s>), 1 for byte pieces. For lmzoo's own
+  // models the sum over encode(text) is text.size(), so it measures the source bytes of any slice of a token
+  // stream; for the other kinds it is the piece's length (WordPiece: plus one for the space before a word).
   int piece_bytes(int id) const;
 
+  // The SentencePiece model proto for SentencePiece kinds, else a JSON blob {"format", "kind", "files"}.
   const std::string& serialized() const { return serialized_; }
-  // Stable hex digest (FNV-1a 64) of the serialized model: used to match data to checkpoints.
+  // Stable hex digest (FNV-1a 64) of serialized(): used to match data to checkpoints.
   std::string hash() const;
 
  private:
-  std::unique_ptr<SpmProcessor> sp_;
+  Tokenizer();
+  // The tokenizer of KIND from FILES, which DIR holds (the HF loaders read paths).
+  static Tokenizer from_files(TokenizerKind kind, const std::string& dir, TokenizerFiles files);
+  void check_id(int id) const;
+
+  TokenizerKind kind_ = TokenizerKind::kSentencePiece;
+  std::unique_ptr<TokenizerBackend> backend_;
+  SpecialIds special_;
+  TokenizerFiles files_;
   std::string serialized_;
-  std::array<int, 256> byte_ids_{};  // id of the byte-fallback piece <0xNN>
-  std::vector<int> piece_bytes_;
+  std::vector<bool> special_flags_;  // id -> is_special
 };
 
 }  // namespace lmzoo

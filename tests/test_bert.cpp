@@ -149,14 +149,14 @@ TEST_CASE("mlm: framing, determinism and the same windows whatever the masking r
   o.batch_size = 4;
   o.seq_len = 20;
   o.two_segments = true;
-  MlmBatcher batcher(stream, kVocab, o, 7);
+  MlmBatcher batcher(stream, native_special_ids(), kVocab, o, 7);
   auto a = batcher.batch(3, 1);
   CHECK(torch::equal(a.input_ids, batcher.batch(3, 1).input_ids));
   CHECK(torch::equal(a.labels, batcher.batch(3, 1).labels));
   CHECK_FALSE(torch::equal(a.input_ids, batcher.batch(4, 1).input_ids));
   CHECK_FALSE(torch::equal(a.input_ids, batcher.batch(3, 0).input_ids));
   o.masking.select_prob = 0.0;
-  auto original = MlmBatcher(stream, kVocab, o, 7).batch(3, 1);
+  auto original = MlmBatcher(stream, native_special_ids(), kVocab, o, 7).batch(3, 1);
   CHECK(original.labels.eq(-1).all().item<bool>());
   auto selected = a.labels.ne(-1);
   CHECK(torch::equal(a.labels.masked_select(selected), original.input_ids.masked_select(selected)));
@@ -187,7 +187,7 @@ TEST_CASE("mlm: 15% selected, 80/10/10 split, rates configurable", "[bert]") {
     o.masking.select_prob = rates[0];
     o.masking.mask_prob = rates[1];
     o.masking.random_prob = rates[2];
-    MlmBatcher batcher(stream, vocab, o, 11);
+    MlmBatcher batcher(stream, native_special_ids(), vocab, o, 11);
     int64_t positions = 0, selected = 0, masked = 0, random = 0, kept = 0;
     for (int64_t step = 0; step < 60; ++step) {
       auto b = batcher.batch(step, 0);
@@ -218,13 +218,13 @@ TEST_CASE("mlm: special tokens are never selected and labels are -1 exactly off 
   for (int trial = 0; trial < 200; ++trial) {
     std::vector<int64_t> a(40);
     for (auto& t : a) t = draw() % 3 == 0 ? int64_t(draw() % special::kNumSpecial) : 107 + int64_t(draw() % 43);
-    const MlmExample original = frame_segments(a, {120, special::kEos, 121});
+    const MlmExample original = frame_segments(native_special_ids(), a, {120, special::kEos, 121});
     MlmExample e = original;
     MaskingOptions o;
     o.select_prob = 0.5;
-    apply_masking(e, o, kVocab, rng);
+    apply_masking(e, o, native_special_ids(), kVocab, rng);
     for (size_t i = 0; i < e.ids.size(); ++i) {
-      if (is_special_id(original.ids[i])) {
+      if (native_special_ids().contains(original.ids[i])) {
         CHECK(e.labels[i] == -1);
         CHECK(e.ids[i] == original.ids[i]);
       } else if (e.labels[i] == -1) {
@@ -246,10 +246,10 @@ TEST_CASE("mlm: whole-word masking selects words whole at the selection rate", "
   o.batch_size = 16;
   o.seq_len = 64;
   o.masking.whole_word = true;
-  CHECK_THROWS_AS(MlmBatcher(stream, kVocab, o, 1), std::invalid_argument);  // no predicate
-  MlmBatcher batcher(stream, kVocab, o, 1, DataShard{}, word_start);
+  CHECK_THROWS_AS(MlmBatcher(stream, native_special_ids(), kVocab, o, 1), std::invalid_argument);  // no predicate
+  MlmBatcher batcher(stream, native_special_ids(), kVocab, o, 1, DataShard{}, word_start);
   o.masking.select_prob = 0.0;
-  MlmBatcher unmasked(stream, kVocab, o, 1, DataShard{}, word_start);
+  MlmBatcher unmasked(stream, native_special_ids(), kVocab, o, 1, DataShard{}, word_start);
   int64_t positions = 0, selected = 0;
   for (int64_t step = 0; step < 40; ++step) {
     auto labels = batcher.batch(step, 0).labels;
@@ -278,7 +278,7 @@ TEST_CASE("mlm: variable-length batches are padded with the attention mask", "[b
   o.batch_size = 32;
   o.seq_len = 24;
   o.min_seq_len = 4;
-  auto b = MlmBatcher(stream, kVocab, o, 2).batch(0, 0);
+  auto b = MlmBatcher(stream, native_special_ids(), kVocab, o, 2).batch(0, 0);
   const auto lengths = b.attention_mask.sum(1);
   CHECK(b.input_ids.size(1) == lengths.max().item<int64_t>());
   CHECK(lengths.min().item<int64_t>() >= 4);
@@ -301,7 +301,7 @@ TEST_CASE("mlm: the loss counts selected positions only", "[bert]") {
   o.batch_size = 4;
   o.seq_len = 32;
   o.min_seq_len = 8;
-  auto b = MlmBatcher(stream, kVocab, o, 3).batch(0, 0);
+  auto b = MlmBatcher(stream, native_special_ids(), kVocab, o, 3).batch(0, 0);
   auto logits = torch::randn({4, b.input_ids.size(1), kVocab});
   const auto selected = b.labels.ne(-1).unsqueeze(-1);  // (B, T, 1)
   REQUIRE(selected.sum().item<int64_t>() > 0);
@@ -326,7 +326,7 @@ TEST_CASE("bert: MLM loss falls on a tiny repetitive stream", "[bert]") {
   o.batch_size = 64;
   o.seq_len = 32;
   o.min_seq_len = 16;
-  MlmBatcher batcher(stream, kVocab, o, 4);
+  MlmBatcher batcher(stream, native_special_ids(), kVocab, o, 4);
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2).weight_decay(0.01));
   double first = 0, last = 0;
   for (int64_t step = 0; step < 100; ++step) {
@@ -351,7 +351,7 @@ TEST_CASE("mlm: the trainer's loss (head on selected positions only) equals the 
   o.batch_size = 4;
   o.seq_len = 24;
   o.min_seq_len = 6;
-  auto b = MlmBatcher(stream, kVocab, o, 5).batch(1, 0);
+  auto b = MlmBatcher(stream, native_special_ids(), kVocab, o, 5).batch(1, 0);
   Bert model(tiny_bert());
   model->eval();
   const double full = mlm_loss(model->forward(b.input_ids, b.attention_mask, b.token_type_ids), b.labels).item<double>();

@@ -54,10 +54,10 @@ TEST_CASE("causal and prefix batches: rank r of R draws rows r*B .. r*B+B-1 of o
   PrefixOptions o;
   o.batch_size = kB * kRanks;
   o.seq_len = 12;
-  const PrefixBatcher prefix_whole(stream, o, 9);
+  const PrefixBatcher prefix_whole(stream, native_special_ids(), o, 9);
   o.batch_size = kB;
   for (int64_t r = 0; r < kRanks; ++r) {
-    const PrefixBatcher part(stream, o, 9, DataShard{r, kRanks});
+    const PrefixBatcher part(stream, native_special_ids(), o, 9, DataShard{r, kRanks});
     CHECK(rows_equal(prefix_whole.decoder_only_batch(3, 0).targets, r * kB, part.decoder_only_batch(3, 0).targets, -2));
     CHECK(rows_equal(prefix_whole.decoder_only_batch(3, 0).prefix_len, r * kB, part.decoder_only_batch(3, 0).prefix_len, -2));
     const auto a = prefix_whole.seq2seq_batch(3, 0), b = part.seq2seq_batch(3, 0);
@@ -72,21 +72,21 @@ TEST_CASE("masked-LM and span batches: rank r of R draws rows r*B .. r*B+B-1 of 
   mlm.batch_size = kB * kRanks;
   mlm.seq_len = 20;
   mlm.min_seq_len = 8;  // rows of different lengths: each batch pads to its own longest row
-  const MlmBatcher mlm_whole(stream, 400, mlm, 5);
+  const MlmBatcher mlm_whole(stream, native_special_ids(), 400, mlm, 5);
   SpanOptions span;
   span.batch_size = kB * kRanks;
   span.input_length = 24;
-  const SpanBatcher span_whole(stream, span, 5);
+  const SpanBatcher span_whole(stream, native_special_ids(), span, 5);
   mlm.batch_size = span.batch_size = kB;
   for (int64_t r = 0; r < kRanks; ++r) {
-    const MlmBatcher mlm_part(stream, 400, mlm, 5, DataShard{r, kRanks});
-    const MlmBatcher mlm_micro(stream, 400, mlm, 5);
+    const MlmBatcher mlm_part(stream, native_special_ids(), 400, mlm, 5, DataShard{r, kRanks});
+    const MlmBatcher mlm_micro(stream, native_special_ids(), 400, mlm, 5);
     const auto a = mlm_whole.batch(4, 0), b = mlm_part.batch(4, 0), c = mlm_micro.batch(4, r);
     CHECK(rows_equal(a.input_ids, r * kB, b.input_ids, special::kPad));
     CHECK(rows_equal(a.labels, r * kB, b.labels, -1));
     CHECK(rows_equal(a.attention_mask, r * kB, b.attention_mask, 0));
     CHECK(rows_equal(a.labels, r * kB, c.labels, -1));
-    const SpanBatcher span_part(stream, span, 5, DataShard{r, kRanks});
+    const SpanBatcher span_part(stream, native_special_ids(), span, 5, DataShard{r, kRanks});
     const auto s = span_whole.batch(4, 0), t = span_part.batch(4, 0);
     CHECK(rows_equal(s.input_ids, r * kB, t.input_ids, special::kPad));
     CHECK(rows_equal(s.labels, r * kB, t.labels, -1));

@@ -41,10 +41,10 @@ TEST_CASE("masked eval: a uniform model has masked and pseudo perplexity equal t
   std::vector<int32_t> tokens;
   for (int i = 0; i < 200; ++i) tokens.push_back(special::kNumSpecial + (i * 7) % (kVocab - special::kNumSpecial));
   MaskedEvalOptions options;
-  const auto masked = masked_token_perplexity(model, stream_of(tokens), 1000, options, torch::kCPU);
+  const auto masked = masked_token_perplexity(model, stream_of(tokens), 1000, native_special_ids(), options, torch::kCPU);
   CHECK(masked.ppl() == Approx(double(kVocab)).epsilon(1e-4));
   CHECK(masked.tokens > 10);
-  const auto pseudo = pseudo_perplexity(model, stream_of(tokens), 1000, options, torch::kCPU);
+  const auto pseudo = pseudo_perplexity(model, stream_of(tokens), 1000, native_special_ids(), options, torch::kCPU);
   CHECK(pseudo.ppl() == Approx(double(kVocab)).epsilon(1e-4));
   CHECK(pseudo.tokens == 200);  // every token scored once
   CHECK(pseudo.bits_per_byte() == Approx(200 * std::log(double(kVocab)) / std::log(2.0) / 1000));
@@ -65,7 +65,7 @@ TEST_CASE("masked eval: pseudo-perplexity equals the hand-computed exp(-PLL / N)
   for (int64_t batch_size : {1, 5, 64}) {
     MaskedEvalOptions options;
     options.batch_size = batch_size;
-    const auto r = pseudo_perplexity(model, stream_of(tokens), 40, options, torch::kCPU);
+    const auto r = pseudo_perplexity(model, stream_of(tokens), 40, native_special_ids(), options, torch::kCPU);
     CHECK(r.tokens == n);
     CHECK(r.nll_sum == Approx(-pll).epsilon(1e-5));
     CHECK(r.ppl() == Approx(std::exp(-pll / double(n))).epsilon(1e-5));
@@ -78,7 +78,7 @@ TEST_CASE("masked eval: masked-token perplexity is seeded, batch-independent and
   Bert model = fixed_output_bert(log_p);
   const std::vector<int32_t> same(400, 113);  // one repeated token: every scored position costs -log p(113)
   MaskedEvalOptions options;
-  const auto a = masked_token_perplexity(model, stream_of(same), 400, options, torch::kCPU);
+  const auto a = masked_token_perplexity(model, stream_of(same), 400, native_special_ids(), options, torch::kCPU);
   CHECK(a.ppl() == Approx(std::exp(-log_p[113].item<double>())).epsilon(1e-5));
   const double rate = double(a.tokens) / 400.0;  // ~15% selected: within 5 binomial sigmas
   CHECK(std::abs(rate - 0.15) < 5 * std::sqrt(0.15 * 0.85 / 400));
@@ -87,13 +87,13 @@ TEST_CASE("masked eval: masked-token perplexity is seeded, batch-independent and
   std::vector<int32_t> varied;
   for (int i = 0; i < 300; ++i) varied.push_back(special::kNumSpecial + (i * 5) % 13);
   options.batch_size = 3;
-  const auto b1 = masked_token_perplexity(model, stream_of(varied), 300, options, torch::kCPU);
+  const auto b1 = masked_token_perplexity(model, stream_of(varied), 300, native_special_ids(), options, torch::kCPU);
   options.batch_size = 50;
-  const auto b2 = masked_token_perplexity(model, stream_of(varied), 300, options, torch::kCPU);
+  const auto b2 = masked_token_perplexity(model, stream_of(varied), 300, native_special_ids(), options, torch::kCPU);
   CHECK(b1.tokens == b2.tokens);
   CHECK(b1.nll_sum == Approx(b2.nll_sum).epsilon(1e-6));
   options.seed = 99;
-  const auto other = masked_token_perplexity(model, stream_of(varied), 300, options, torch::kCPU);
+  const auto other = masked_token_perplexity(model, stream_of(varied), 300, native_special_ids(), options, torch::kCPU);
   CHECK((other.tokens != b1.tokens || other.nll_sum != Approx(b1.nll_sum)));
 }
 
@@ -104,7 +104,7 @@ TEST_CASE("fill-mask: candidates are the most likely non-special ids, with their
     log_p[special::kMask] = 10.0;  // a special id, however likely, is never proposed
   }
   Bert model = fixed_output_bert(log_p);
-  const auto filled = fill_masks(model, {110, special::kMask, 111, special::kMask}, 3);
+  const auto filled = fill_masks(model, native_special_ids(), {110, special::kMask, 111, special::kMask}, 3);
   REQUIRE(filled.size() == 2);
   // Non-special ids 107..119 have weights 1 + id % 7 = 3 4 5 6 7 1 2 3 4 5 6 7 1 (sum 54): the best two are
   // 111 and 118 (7/54 each), then 110 or 117 (6/54).
@@ -116,5 +116,5 @@ TEST_CASE("fill-mask: candidates are the most likely non-special ids, with their
     CHECK((candidates[2].id == 110 || candidates[2].id == 117));
     CHECK(candidates[2].probability == Approx(6.0 / 54).epsilon(1e-5));
   }
-  CHECK_THROWS_WITH(fill_masks(model, std::vector<int64_t>(9, special::kMask), 3), Catch::Contains("at most 8"));
+  CHECK_THROWS_WITH(fill_masks(model, native_special_ids(), std::vector<int64_t>(9, special::kMask), 3), Catch::Contains("at most 8"));
 }

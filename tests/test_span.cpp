@@ -140,7 +140,7 @@ TEST_CASE("span: noise masks alternate non-noise / noise spans with T5's counts 
 TEST_CASE("span: corruption by hand, sentinels in order", "[span]") {
   const std::vector<int64_t> tokens = {200, 201, 202, 203, 204, 205, 206, 207};
   const std::vector<bool> mask = {false, false, true, true, false, true, false, true};
-  const Seq2SeqExample e = span_corrupt(tokens, mask);
+  const Seq2SeqExample e = span_corrupt(native_special_ids(), tokens, mask);
   const int64_t s0 = special::kSentinel0, eos = special::kEos;
   CHECK(e.inputs == std::vector<int64_t>{200, 201, s0, 204, s0 + 1, 206, s0 + 2, eos});
   CHECK(e.targets == std::vector<int64_t>{s0, 202, 203, s0 + 1, 205, s0 + 2, 207, eos});
@@ -148,7 +148,7 @@ TEST_CASE("span: corruption by hand, sentinels in order", "[span]") {
   std::vector<int64_t> many(300, 150);
   std::vector<bool> alternating(300);
   for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2;
-  CHECK_THROWS_AS(span_corrupt(many, alternating), std::invalid_argument);  // 150 spans > 100 sentinels
+  CHECK_THROWS_AS(span_corrupt(native_special_ids(), many, alternating), std::invalid_argument);  // 150 spans > 100 sentinels
 }
 
 TEST_CASE("span: batches fill the input length, interleave back to the stream, sentinels in order", "[span]") {
@@ -156,7 +156,7 @@ TEST_CASE("span: batches fill the input length, interleave back to the stream, s
   SpanOptions o;
   o.batch_size = 16;
   o.input_length = 128;
-  SpanBatcher batcher(stream, o, 5);
+  SpanBatcher batcher(stream, native_special_ids(), o, 5);
   const SpanLengths& l = batcher.lengths();
   CHECK(l.input_length == 128);
   int64_t noise = 0, total = 0;
@@ -190,25 +190,25 @@ TEST_CASE("span: batches fill the input length, interleave back to the stream, s
   }
   CHECK(std::abs(double(noise) / total - 0.15) < 0.01);
   // Pure function of (seed, step, micro, shard).
-  CHECK(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, o, 5).batch(3, 1).input_ids));
+  CHECK(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, native_special_ids(), o, 5).batch(3, 1).input_ids));
   CHECK(torch::equal(batcher.batch(3, 1).labels, batcher.batch(3, 1).labels));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(3, 2).input_ids));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(4, 1).input_ids));
-  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, o, 5, DataShard{1, 2}).batch(3, 1).input_ids));
+  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, native_special_ids(), o, 5, DataShard{1, 2}).batch(3, 1).input_ids));
   // Configurable density and span length.
   o.noise_density = 0.3;
   o.mean_noise_span_length = 5.0;
-  SpanBatcher dense(stream, o, 5);
+  SpanBatcher dense(stream, native_special_ids(), o, 5);
   CHECK(std::abs(dense.lengths().counts.noise_tokens - dense.lengths().raw_length * 0.3) <= 0.5);
   CHECK(dense.lengths().counts.noise_spans == std::lround(dense.lengths().counts.noise_tokens / 5.0));
   CHECK(dense.batch(0, 0).input_ids.size(1) == 128);
   // Errors: too many spans for 100 sentinels, too short a stream.
   o = SpanOptions();
   o.input_length = 4096;
-  CHECK_THROWS_AS(SpanBatcher(stream, o, 5), std::invalid_argument);
+  CHECK_THROWS_AS(SpanBatcher(stream, native_special_ids(), o, 5), std::invalid_argument);
   o.input_length = 512;
   auto tiny = counting_stream(100);
-  CHECK_THROWS_AS(SpanBatcher(tiny, o, 5), std::runtime_error);
+  CHECK_THROWS_AS(SpanBatcher(tiny, native_special_ids(), o, 5), std::runtime_error);
 }
 
 TEST_CASE("prefix: decoder-only batches predict only the continuation", "[prefix]") {
@@ -216,7 +216,7 @@ TEST_CASE("prefix: decoder-only batches predict only the continuation", "[prefix
   PrefixOptions o;
   o.batch_size = 32;
   o.seq_len = 16;
-  PrefixBatcher batcher(stream, o, 7);
+  PrefixBatcher batcher(stream, native_special_ids(), o, 7);
   int64_t shortest = 16, longest = 0;
   for (int64_t step = 0; step < 10; ++step) {
     const PrefixLmBatch b = batcher.decoder_only_batch(step, 0);
@@ -238,7 +238,7 @@ TEST_CASE("prefix: decoder-only batches predict only the continuation", "[prefix
   }
   CHECK(shortest == 1);
   CHECK(longest == 16);
-  CHECK(torch::equal(batcher.decoder_only_batch(2, 1).targets, PrefixBatcher(stream, o, 7).decoder_only_batch(2, 1).targets));
+  CHECK(torch::equal(batcher.decoder_only_batch(2, 1).targets, PrefixBatcher(stream, native_special_ids(), o, 7).decoder_only_batch(2, 1).targets));
   CHECK_FALSE(torch::equal(batcher.decoder_only_batch(2, 1).inputs, batcher.decoder_only_batch(2, 0).inputs));
   // With GPT's prefix attention no scored position sees its target: the loss does not move when a
   // target token is changed in the inputs... and a scored position's logits ignore every later input.
@@ -264,7 +264,7 @@ TEST_CASE("prefix: encoder-decoder batches split a window into prefix and contin
   PrefixOptions o;
   o.batch_size = 32;
   o.seq_len = 12;
-  PrefixBatcher batcher(stream, o, 9);
+  PrefixBatcher batcher(stream, native_special_ids(), o, 9);
   int64_t shortest = 100, longest = 0;
   for (int64_t step = 0; step < 10; ++step) {
     const Seq2SeqBatch b = batcher.seq2seq_batch(step, 0);
@@ -292,10 +292,10 @@ TEST_CASE("prefix: encoder-decoder batches split a window into prefix and contin
   }
   CHECK(shortest == 1);
   CHECK(longest == 10);
-  CHECK(split_prefix({200, 201, 202}, 1).inputs == std::vector<int64_t>{200, special::kEos});
-  CHECK(split_prefix({200, 201, 202}, 1).targets == std::vector<int64_t>{201, 202, special::kEos});
-  CHECK_THROWS_AS(split_prefix({200, 201}, 2), std::invalid_argument);
-  CHECK_THROWS_AS(PrefixBatcher(stream, PrefixOptions{4, 2}, 1), std::invalid_argument);
+  CHECK(split_prefix({200, 201, 202}, 1, special::kEos).inputs == std::vector<int64_t>{200, special::kEos});
+  CHECK(split_prefix({200, 201, 202}, 1, special::kEos).targets == std::vector<int64_t>{201, 202, special::kEos});
+  CHECK_THROWS_AS(split_prefix({200, 201}, 2, special::kEos), std::invalid_argument);
+  CHECK_THROWS_AS(PrefixBatcher(stream, native_special_ids(), PrefixOptions{4, 2}, 1), std::invalid_argument);
 }
 
 TEST_CASE("span: a tiny T5 learns span corruption on a repetitive stream", "[span][t5]") {
@@ -310,7 +310,7 @@ TEST_CASE("span: a tiny T5 learns span corruption on a repetitive stream", "[spa
   SpanOptions o;
   o.batch_size = 32;
   o.input_length = 32;
-  SpanBatcher batcher(stream, o, 11);
+  SpanBatcher batcher(stream, native_special_ids(), o, 11);
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0.0));
   namespace F = torch::nn::functional;
   double first = 0, last = 0;

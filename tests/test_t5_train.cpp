@@ -90,7 +90,7 @@ TEST_CASE("gpt prefix-LM task: bidirectional prefix, causal after it, loss only 
   config.data_dir = f.data_dir;
   config.batch_size = 4;
   ModelConfig model_config = tiny_gpt_config(f.vocab_size);
-  const auto task = make_task(model_config, config, "");
+  const auto task = make_task(model_config, config, Tokenizer::load(f.tokenizer_dir));
   const TrainBatch batch = task->train_batch(3, 0);
   const int64_t B = batch.input_ids.size(0), T = batch.input_ids.size(1);
   REQUIRE(batch.prefix_len.defined());
@@ -157,7 +157,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
     INFO(objective);
     auto request = t5_request(f.data_dir, tokenizer_model, f.vocab_size, dir / objective, objective, 40);
     request.write_outputs = false;
-    const auto task = make_task(request.model, request.train, tokenizer_model);
+    const auto task = make_task(request.model, request.train, Tokenizer::from_serialized(tokenizer_model));
     REQUIRE(task->val_batches() == 2);
     const TrainBatch b = task->train_batch(0, 0);
     REQUIRE(b.decoder_input_ids.defined());
@@ -179,7 +179,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
   gpt.tokenizer_model = tokenizer_model;
   gpt.show_progress = false;
   gpt.write_outputs = false;
-  const auto task = make_task(gpt.model, gpt.train, tokenizer_model);
+  const auto task = make_task(gpt.model, gpt.train, Tokenizer::from_serialized(tokenizer_model));
   torch::manual_seed(1);
   AnyModel untrained = build_model(gpt.model);
   const double before = validation_loss(untrained, *task, torch::kCPU, Precision::kFp32);
@@ -259,12 +259,12 @@ TEST_CASE("a tiny t5 learns to copy from prepared pairs", "[t5train][t5][pairs]"
   CHECK(prepared.val_examples == n_val);
   CHECK(is_pairs_dir(prepare.out_dir));
   CHECK(!is_pairs_dir(f.data_dir));
-  const auto val = load_pairs(prepare.out_dir, "val");
+  const auto val = load_pairs(prepare.out_dir, "val", special::kEos);
   REQUIRE(val.size() == size_t(n_val));
   CHECK(val[0].inputs == val[0].targets);  // copy pairs
   CHECK(val[0].inputs.back() == special::kEos);
   std::set<std::vector<int64_t>> train_inputs;
-  for (const auto& e : load_pairs(prepare.out_dir, "train")) train_inputs.insert(e.inputs);
+  for (const auto& e : load_pairs(prepare.out_dir, "train", special::kEos)) train_inputs.insert(e.inputs);
   for (const auto& e : val) CHECK(train_inputs.count(e.inputs) == 0);
 
   // 800 steps of 32 pairs at lr 3e-3 (d_model 64, 2 + 2 layers): about 15 s on 2 cores. Measured 38 to 40
@@ -288,7 +288,7 @@ TEST_CASE("a tiny t5 learns to copy from prepared pairs", "[t5train][t5][pairs]"
   for (const auto& e : val) exact += greedy(t5, e.inputs, 16) == e.targets;
   INFO(exact << " of " << n_val << " held-out strings copied exactly");
   CHECK(exact >= 36);  // >= 90% by greedy decoding (40 of 40 measured)
-  const auto ppl = target_perplexity(t5, val, 8, torch::kCPU);
+  const auto ppl = target_perplexity(t5, val, special::kPad, 8, torch::kCPU);
   CHECK(ppl.tokens == [&] {
     int64_t n = 0;
     for (const auto& e : val) n += int64_t(e.targets.size());
@@ -303,7 +303,7 @@ TEST_CASE("objectives that do not fit the arch or the data fail clearly", "[t5tr
   config.data_dir = f.data_dir;
   auto fails_with = [&](const ModelConfig& model, const std::string& objective, const std::string& fragment) {
     config.objective = parse_enum<Objective>(objective);
-    CHECK_THROWS_WITH(make_task(model, config, ""), Catch::Contains(fragment));
+    CHECK_THROWS_WITH(make_task(model, config, Tokenizer::load(f.tokenizer_dir)), Catch::Contains(fragment));
   };
   fails_with(tiny_gpt_config(f.vocab_size), "span", "objective 'span' trains t5, not a 'gpt'");
   fails_with(tiny_gpt_config(f.vocab_size), "seq2seq", "objective 'seq2seq' trains t5");

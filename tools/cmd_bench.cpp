@@ -58,9 +58,10 @@ cxxopts::Options bench_options() {
 TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
   TrainRequest request;
   request.train.data_dir = r["data"].as<std::string>();
-  request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
+  const Tokenizer tokenizer = Tokenizer::load(request.train.data_dir);
+  request.tokenizer_model = tokenizer.serialized();
   request.model = find_preset(r["preset"].as<std::string>()).config;
-  request.model.vocab_size = Tokenizer::from_serialized(request.tokenizer_model).vocab_size();
+  request.model.vocab_size = tokenizer.vocab_size();
   if (r.count("seq-len")) request.model.max_seq_len = r["seq-len"].as<int64_t>();
   request.model.dropout = 0.0;  // timings without dropout, as nanoGPT's and HF's benchmarks run
   const std::string data_dir = request.train.data_dir;

@@ -88,8 +88,10 @@ int eval_bert(const cxxopts::ParseResult& r, Bert& model, const CheckpointInfo& 
   options.masking = {info.train.mlm_probability, info.train.mask_rate, info.train.random_rate, false};
   options.precision = eval_precision(r);
   const bool pseudo = r.count("pseudo") > 0;
-  const auto result = pseudo ? pseudo_perplexity(model, scored.stream, scored.source_bytes, options, device)
-                             : masked_token_perplexity(model, scored.stream, scored.source_bytes, options, device);
+  const SpecialIds& special = tokenizer.special();
+  const auto result =
+      pseudo ? pseudo_perplexity(model, scored.stream, scored.source_bytes, special, options, device)
+             : masked_token_perplexity(model, scored.stream, scored.source_bytes, special, options, device);
   if (result.tokens == 0) throw std::runtime_error(scored.source + " has no token to score");
   print_perplexity(scored.source, pseudo ? "tokens (pseudo-log-likelihood)" : "masked tokens", result);
   return 0;
@@ -121,20 +123,22 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
   const int64_t batch_size = r["batch-size"].as<int64_t>();
   const Precision precision = eval_precision(r);
   const int64_t max_len = model->config().max_seq_len;
+  const SpecialIds& special = tokenizer.special();
+  const int64_t pad = special.require(special.pad, "<pad>", "t5 evaluation");
   std::string source, what = "target tokens";
   PerplexityResult result;
   if (r.count("pairs")) {
     source = r["pairs"].as<std::string>();
     std::vector<Seq2SeqExample> examples;
     for (const auto& pair : read_text_pairs(source)) examples.push_back(encode_pair(tokenizer, pair, max_len, max_len));
-    result = target_perplexity(model, examples, batch_size, device, precision);
+    result = target_perplexity(model, examples, pad, batch_size, device, precision);
   } else {
     const std::string dir = r["data"].as<std::string>(), split = r["split"].as<std::string>();
     if (split != "val" && split != "train") throw UsageError("--split must be val or train");
     check_same_tokenizer(dir, tokenizer, info.dir);
     source = dir + " (" + split + ")";
     if (is_pairs_dir(dir)) {
-      result = target_perplexity(model, load_pairs(dir, split), batch_size, device, precision);
+      result = target_perplexity(model, load_pairs(dir, split, special.eos), pad, batch_size, device, precision);
     } else {
       const TokenStream stream = TokenStream::open(dir, split);
       SpanOptions options;
@@ -142,7 +146,7 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
       options.input_length = max_len;
       options.noise_density = info.train.noise_density;
       options.mean_noise_span_length = info.train.mean_span_length;
-      const SpanBatcher batcher(stream, options, r["seed"].as<uint64_t>());
+      const SpanBatcher batcher(stream, special, options, r["seed"].as<uint64_t>());
       for (int64_t i = 0; i < r["batches"].as<int64_t>(); ++i) {
         add_target_nll(model, batcher.batch(i, 0), device, precision, result);
       }

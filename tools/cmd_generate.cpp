@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "data/batcher_mlm.h"
 #include "models/beam_search.h"
 #include "models/fill_mask.h"
 #include "models/generation.h"
@@ -48,12 +49,12 @@ void print_sequences(const std::vector<std::string>& texts) {
 }
 
 // Beam search: one stderr line per returned hypothesis, with its score; returns the token lists.
-std::vector<std::vector<int64_t>> report_hypotheses(const std::vector<Hypothesis>& hypotheses) {
+std::vector<std::vector<int64_t>> report_hypotheses(const std::vector<Hypothesis>& hypotheses, int64_t eos) {
   std::vector<std::vector<int64_t>> outputs;
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     const auto& h = hypotheses[i];
     std::fprintf(stderr, "beam %zu: score %.4f, log-prob %.4f, %zu tokens%s\n", i + 1, h.score, h.log_prob,
-                 h.tokens.size(), !h.tokens.empty() && h.tokens.back() == special::kEos ? " (ended at </s>)" : "");
+                 h.tokens.size(), !h.tokens.empty() && h.tokens.back() == eos ? " (ended at eos)" : "");
     outputs.push_back(h.tokens);
   }
   return outputs;
@@ -107,7 +108,6 @@ SamplingOptions parse_sampling(const cxxopts::ParseResult& r) {
   sampling.top_k = r["top-k"].as<int64_t>();
   sampling.top_p = r["top-p"].as<double>();
   sampling.seed = r["seed"].as<uint64_t>();
-  sampling.eos_id = special::kEos;
   if (sampling.max_new_tokens < 0) throw UsageError("--max-new-tokens must be >= 0");
   if (sampling.temperature < 0) throw UsageError("--temperature must be >= 0");
   if (sampling.top_k < 0) throw UsageError("--top-k must be >= 0");
@@ -122,8 +122,6 @@ BeamSearchOptions parse_beam_search(const cxxopts::ParseResult& r, const Samplin
   beam_options.length_penalty = r["length-penalty"].as<double>();
   beam_options.early_stopping = r.count("early-stopping") > 0;
   beam_options.num_return = r["num-return"].as<int64_t>();
-  beam_options.eos_id = special::kEos;
-  beam_options.pad_id = special::kPad;
   if (beam) {
     beam_options.num_beams = r["beams"].as<int64_t>();
     if (beam_options.num_beams < 1) throw UsageError("--beams must be >= 1");
@@ -166,20 +164,25 @@ void check_t5_lengths(const ModelConfig& c, size_t input_tokens, int64_t max_new
 
 // t5: the prompt, with </s> appended as T5 does, goes to the encoder; the answer is printed without specials.
 void answer_t5(T5& model, const Tokenizer& tokenizer, const std::string& prompt, const GenerateOptions& g) {
+  const SpecialIds& special = tokenizer.special();
+  if (special.pad != 0) {
+    throw std::runtime_error("t5 decoding starts from id 0, the pad token; the " + enum_name(tokenizer.kind()) +
+                             " tokenizer's pad is " + std::to_string(special.pad));
+  }
   std::vector<int64_t> input;
   for (int id : tokenizer.encode(prompt)) input.push_back(id);
-  input.push_back(special::kEos);
+  input.push_back(special.require(special.eos, "</s>", "t5 generation"));
   check_t5_lengths(model->config(), input.size(), g.sampling.max_new_tokens);
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
-    outputs = report_hypotheses(beam_search_t5(model, {input}, g.beam_options)[0]);
+    outputs = report_hypotheses(beam_search_t5(model, {input}, g.beam_options)[0], special.eos);
   } else {
     outputs.push_back(generate_t5_tokens(model, input, g.sampling));
   }
   std::vector<std::string> texts;
   for (const auto& ids : outputs) {
     std::vector<int> text_ids;
-    for (int64_t id : ids) if (id >= special::kNumSpecial) text_ids.push_back(int(id));
+    for (int64_t id : ids) if (!tokenizer.is_special(int(id))) text_ids.push_back(int(id));
     texts.push_back(tokenizer.decode(text_ids));
   }
   print_sequences(texts);
@@ -190,14 +193,16 @@ void answer_t5(T5& model, const Tokenizer& tokenizer, const std::string& prompt,
 void fill_bert_masks(Bert& model, const Tokenizer& tokenizer, const std::string& prompt, int64_t top_k) {
   std::vector<int64_t> ids;
   for (int id : tokenizer.encode(prompt)) ids.push_back(id);
-  if (std::find(ids.begin(), ids.end(), special::kMask) == ids.end()) {
+  const SpecialIds& special = tokenizer.special();
+  require_mlm_ids(special, "fill-mask");
+  if (std::find(ids.begin(), ids.end(), special.mask) == ids.end()) {
     throw UsageError("a bert checkpoint fills masks: put [MASK] in the --prompt");
   }
-  const auto filled = fill_masks(model, ids, top_k > 0 ? top_k : 5);
+  const auto filled = fill_masks(model, special, ids, top_k > 0 ? top_k : 5);
   size_t next = 0;
   std::vector<int> best(ids.begin(), ids.end());
   for (auto& id : best) {
-    if (id != special::kMask) continue;
+    if (id != special.mask) continue;
     std::printf("[MASK] %zu:", next + 1);
     for (const auto& c : filled[next]) {
       // JSON-quoted: a candidate may be a space-led word piece, a newline or a byte.
@@ -222,17 +227,19 @@ void label_text(BertClassifier& model, const Tokenizer& tokenizer, const std::st
 void continue_gpt(GPT& model, const Tokenizer& tokenizer, const std::string& prompt, const GenerateOptions& g) {
   std::vector<int64_t> prompt_ids;
   for (int id : tokenizer.encode(prompt)) prompt_ids.push_back(id);
-  if (prompt_ids.empty()) prompt_ids.push_back(special::kEos);  // empty prompt: start a new document
+  const int eos = tokenizer.special().eos;
+  if (prompt_ids.empty()) prompt_ids.push_back(eos >= 0 ? eos : tokenizer.special().bos);  // start a new document
+  if (prompt_ids.back() < 0) throw UsageError("the tokenizer has no </s> or <s> to start from: give a --prompt");
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
-    outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, g.beam_options));
+    outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, g.beam_options), eos);
   } else {
     outputs.push_back(generate_tokens(model, prompt_ids, g.sampling));
   }
   std::vector<std::string> texts;
   for (const auto& generated : outputs) {
     std::vector<int> text_ids;
-    for (int64_t id : generated) if (id != special::kEos) text_ids.push_back(int(id));
+    for (int64_t id : generated) if (!tokenizer.is_special(int(id))) text_ids.push_back(int(id));
     texts.push_back(prompt + tokenizer.decode(text_ids));
   }
   print_sequences(texts);
@@ -253,10 +260,13 @@ int run_generate(int argc_in, char** argv_in) {
   require_option(r, "prompt");
   require_utf8_option(r, "prompt");
   require_utf8_option(r, "prompt-pair");
-  const GenerateOptions g = parse_generate_options(r);
+  GenerateOptions g = parse_generate_options(r);
 
   const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
+  const SpecialIds& special = tokenizer.special();
+  g.sampling.eos_id = g.beam_options.eos_id = special.eos;  // generation stops at the tokenizer's eos
+  g.beam_options.pad_id = special.pad >= 0 ? special.pad : std::max(special.eos, 0);  // fed to finished rows
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel loaded = load_model(info, device);
   const std::string prompt = r["prompt"].as<std::string>();

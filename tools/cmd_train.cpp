@@ -459,11 +459,11 @@ void setup_new_run(const cxxopts::ParseResult& r, TrainRequest& request) {
   } else {
     if (r.count("val-data")) throw UsageError("--val-data is for --objective classify");
     const auto manifest = read_manifest(request.train.data_dir);
-    request.tokenizer_model = read_whole_file(request.train.data_dir + "/tokenizer.model");
-    const Tokenizer tokenizer = Tokenizer::from_serialized(request.tokenizer_model);
+    const Tokenizer tokenizer = Tokenizer::load(request.train.data_dir);
+    request.tokenizer_model = tokenizer.serialized();
     if (manifest.value("tokenizer_hash", "") != tokenizer.hash()) {
-      throw std::runtime_error(request.train.data_dir +
-                               "/tokenizer.model does not match the manifest's tokenizer hash");
+      throw std::runtime_error("the tokenizer in " + request.train.data_dir +
+                               " does not match the manifest's tokenizer hash");
     }
     request.model = model_config_from_flags(r, tokenizer.vocab_size());
   }

@@ -54,12 +54,30 @@ void save_torch(const T& value, const fs::path& path) {
   file.finish();
 }
 
+// The files a serialized tokenizer is stored as: a SentencePiece proto as tokenizer.model (unparsed, as ever),
+// another kind as its own files.
+TokenizerFiles tokenizer_files(const std::string& serialized) {
+  if (serialized.empty() || serialized[0] != '{') return {{"tokenizer.model", serialized}};
+  return Tokenizer::from_serialized(serialized).files();
+}
+
+// The serialized tokenizer of checkpoint DIR: tokenizer.model as it is, else the Hugging Face files it holds.
+std::string read_tokenizer(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"spiece.model", "vocab.json", "encoder.json", "vocab.txt"}) {
+    if (!fs::exists(dir / "tokenizer.model", ec) && fs::exists(dir / name, ec)) {
+      return Tokenizer::load(dir.string()).serialized();
+    }
+  }
+  return read_file(dir / "tokenizer.model");
+}
+
 // Writes every file of the checkpoint into the fresh directory tmp; the marker last.
 void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn::Module>& model,
                             torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
   nlohmann::json config = {{"format_version", kCheckpointFormatVersion}, {"model", info.model}, {"train", info.train}};
   write_file_durably((tmp / "config.json").string(), config.dump(2) + "\n");
-  write_file_durably((tmp / "tokenizer.model").string(), info.tokenizer_model);
+  for (const auto& [name, bytes] : tokenizer_files(info.tokenizer_model)) write_file_durably((tmp / name).string(), bytes);
   save_torch(model, tmp / "model.pt");
   if (optimizer) save_torch(*optimizer, tmp / "optimizer.pt");
   save_torch(at::detail::getDefaultCPUGenerator().get_state(), tmp / "rng.pt");
@@ -81,13 +99,16 @@ void discard_quietly(const std::string& dir) noexcept {
 // that does not parse is left to the code that uses it, which reports it in its own words.
 void check_tokenizer_vocab(const CheckpointInfo& info) {
   int64_t pieces = 0;
+  std::string files;
   try {
-    pieces = Tokenizer::from_serialized(info.tokenizer_model).vocab_size();
+    const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
+    pieces = tokenizer.vocab_size();
+    for (const auto& name : tokenizer.file_names()) files += (files.empty() ? "" : " + ") + name;
   } catch (const std::runtime_error&) {
     return;
   }
   if (info.model.vocab_size != 0 && pieces != info.model.vocab_size) {
-    throw std::runtime_error("checkpoint " + info.dir + " does not match its config.json: tokenizer.model has " +
+    throw std::runtime_error("checkpoint " + info.dir + " does not match its config.json: " + files + " has " +
                              std::to_string(pieces) + " pieces, config.json's vocab_size is " +
                              std::to_string(info.model.vocab_size));
   }
@@ -155,7 +176,7 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   info.model.validate();
   if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
   info.state = read_json(dir / "trainer_state.json").get<TrainerState>();
-  info.tokenizer_model = read_file(dir / "tokenizer.model");
+  info.tokenizer_model = read_tokenizer(dir);
   check_tokenizer_vocab(info);
   return info;
 }

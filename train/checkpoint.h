@@ -1,5 +1,5 @@
 // Checkpoints: a directory with config.json, model.pt, optimizer.pt, trainer_state.json, rng.pt,
-// tokenizer.model and the marker `complete`, written to a hidden sibling and swapped into place.
+// the tokenizer (tokenizer.model, or an HF tokenizer's files) and the marker `complete`, written to a hidden sibling and swapped into place.
 #pragma once
 #include <limits>
 #include <string>
@@ -22,7 +22,7 @@ struct CheckpointInfo {
   ModelConfig model;
   TrainConfig train;
   TrainerState state;
-  std::string tokenizer_model;  // serialized SentencePiece model
+  std::string tokenizer_model;  // Tokenizer::serialized(): stored as tokenizer.model, or as an HF tokenizer's files
 };
 
 // Writes a checkpoint directory: every file fsynced into .NAME.tmp-PID, the marker last, then swapped in

@@ -61,7 +61,7 @@ ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer&
       framed.push_back(frame_labelled(tokenizer, examples[i], model->config().max_seq_len));
       truth.push_back(label_id(labels, examples[i].label));
     }
-    const MlmBatch b = collate_mlm(framed);
+    const MlmBatch b = collate_mlm(framed, tokenizer.special().pad);
     torch::Tensor logits;
     {
       AutocastScope autocast(precision, device);
@@ -84,7 +84,8 @@ std::vector<std::pair<std::string, double>> classify_text(BertClassifier& model,
   torch::NoGradGuard no_grad;
   model->eval();
   const auto& labels = model->config().labels;
-  const MlmBatch b = collate_mlm({frame_labelled(tokenizer, {text, text_pair, ""}, model->config().max_seq_len)});
+  const MlmBatch b = collate_mlm({frame_labelled(tokenizer, {text, text_pair, ""}, model->config().max_seq_len)},
+                                 tokenizer.special().pad);
   auto probs = torch::softmax(
       model->forward(b.input_ids.to(device), b.attention_mask.to(device), b.token_type_ids.to(device))
           .to(torch::kCPU, torch::kFloat)[0], -1);  // (n_labels)

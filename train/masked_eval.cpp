@@ -13,7 +13,7 @@ namespace lmzoo {
 
 namespace {
 
-std::vector<MlmExample> framed_windows(const TokenStream& stream, int64_t max_seq_len) {
+std::vector<MlmExample> framed_windows(const TokenStream& stream, const SpecialIds& special, int64_t max_seq_len) {
   const int64_t L = max_seq_len - 2;
   TORCH_CHECK(L >= 1, "max_seq_len must leave room for [CLS] and [SEP]");
   std::vector<MlmExample> windows;
@@ -21,15 +21,15 @@ std::vector<MlmExample> framed_windows(const TokenStream& stream, int64_t max_se
   for (int64_t begin = 0; begin < stream.size(); begin += L) {
     content.resize(std::min(L, stream.size() - begin));
     stream.read(begin, int64_t(content.size()), content.data());
-    windows.push_back(frame_segments(content));
+    windows.push_back(frame_segments(special, content));
   }
   return windows;
 }
 
 // Sum of -log p(label) over positions with label >= 0, and their count, for a batch of examples.
-std::pair<double, int64_t> score_examples(Bert& model, const std::vector<MlmExample>& examples,
+std::pair<double, int64_t> score_examples(Bert& model, const std::vector<MlmExample>& examples, int64_t pad,
                                           const torch::Device& device, Precision precision) {
-  const MlmBatch b = collate_mlm(examples);
+  const MlmBatch b = collate_mlm(examples, pad);
   const auto selected = b.labels >= 0;  // (R, T)
   const int64_t n = selected.sum().item<int64_t>();
   if (n == 0) return {0.0, 0};
@@ -55,19 +55,22 @@ PerplexityResult finish(double nll_sum, int64_t scored, int64_t stream_tokens, i
 }  // namespace
 
 PerplexityResult masked_token_perplexity(Bert& model, const TokenStream& stream, int64_t source_bytes,
-                                         const MaskedEvalOptions& options, const torch::Device& device) {
+                                         const SpecialIds& special, const MaskedEvalOptions& options,
+                                         const torch::Device& device) {
+  require_mlm_ids(special);
   torch::NoGradGuard no_grad;
   model->eval();
-  auto windows = framed_windows(stream, model->config().max_seq_len);
+  auto windows = framed_windows(stream, special, model->config().max_seq_len);
   for (size_t i = 0; i < windows.size(); ++i) {
     std::mt19937_64 rng(mix_seed(options.seed, uint64_t(i)));
-    apply_masking(windows[i], options.masking, model->config().vocab_size, rng);
+    apply_masking(windows[i], options.masking, special, model->config().vocab_size, rng);
   }
   double nll_sum = 0.0;
   int64_t scored = 0;
   for (size_t start = 0; start < windows.size(); start += size_t(options.batch_size)) {
     const auto end = windows.begin() + int64_t(std::min(windows.size(), start + size_t(options.batch_size)));
-    const auto [nll, n] = score_examples(model, {windows.begin() + int64_t(start), end}, device, options.precision);
+    const auto [nll, n] =
+        score_examples(model, {windows.begin() + int64_t(start), end}, special.pad, device, options.precision);
     nll_sum += nll;
     scored += n;
   }
@@ -75,24 +78,26 @@ PerplexityResult masked_token_perplexity(Bert& model, const TokenStream& stream,
 }
 
 PerplexityResult pseudo_perplexity(Bert& model, const TokenStream& stream, int64_t source_bytes,
-                                   const MaskedEvalOptions& options, const torch::Device& device) {
+                                   const SpecialIds& special, const MaskedEvalOptions& options,
+                                   const torch::Device& device) {
+  require_mlm_ids(special);
   torch::NoGradGuard no_grad;
   model->eval();
   double nll_sum = 0.0;
   int64_t scored = 0;
   std::vector<MlmExample> rows;
   auto flush = [&] {
-    const auto [nll, n] = score_examples(model, rows, device, options.precision);
+    const auto [nll, n] = score_examples(model, rows, special.pad, device, options.precision);
     nll_sum += nll;
     scored += n;
     rows.clear();
   };
-  for (const auto& window : framed_windows(stream, model->config().max_seq_len)) {
+  for (const auto& window : framed_windows(stream, special, model->config().max_seq_len)) {
     for (size_t i = 0; i < window.ids.size(); ++i) {
-      if (is_special_id(window.ids[i])) continue;
+      if (special.contains(window.ids[i])) continue;
       MlmExample row = window;  // this token alone masked
       row.labels[i] = row.ids[i];
-      row.ids[i] = special::kMask;
+      row.ids[i] = special.mask;
       rows.push_back(std::move(row));
       if (int64_t(rows.size()) == options.batch_size) flush();
     }

@@ -20,16 +20,19 @@ struct MaskedEvalOptions {
   Precision precision = Precision::kFp32;  // autocast for the forward passes
 };
 
-// The stream is cut into consecutive windows of max_seq_len - 2 tokens, each framed [CLS] w [SEP].
+// The stream is cut into consecutive windows of max_seq_len - 2 tokens, each framed [CLS] w [SEP] with SPECIAL's
+// ids (std::invalid_argument when it lacks [CLS], [SEP], [MASK] or [PAD]).
 // Masked-token perplexity scores the selected positions of every window; window i is masked with a
 // generator seeded from (seed, i), so the result does not depend on the batch size. source_bytes of the
 // result is the stream's bytes pro rata to the scored tokens, so bpb estimates bits per byte.
 PerplexityResult masked_token_perplexity(Bert& model, const TokenStream& stream, int64_t source_bytes,
-                                         const MaskedEvalOptions& options, const torch::Device& device);
+                                         const SpecialIds& special, const MaskedEvalOptions& options,
+                                         const torch::Device& device);
 
 // Every non-special token of every window is replaced by [MASK] alone and scored: nll_sum is minus the
 // pseudo-log-likelihood, ppl = exp(-PLL / N), and bpb is exact (every token is scored once).
 PerplexityResult pseudo_perplexity(Bert& model, const TokenStream& stream, int64_t source_bytes,
-                                   const MaskedEvalOptions& options, const torch::Device& device);
+                                   const SpecialIds& special, const MaskedEvalOptions& options,
+                                   const torch::Device& device);
 
 }  // namespace lmzoo

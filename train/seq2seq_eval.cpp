@@ -27,13 +27,14 @@ void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& d
   model->train(was_training);
 }
 
-PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t batch_size,
-                                   const torch::Device& device, Precision precision) {
+PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t pad_id,
+                                   int64_t batch_size, const torch::Device& device, Precision precision) {
   PerplexityResult result;
   for (size_t begin = 0; begin < examples.size(); begin += size_t(batch_size)) {
     const size_t end = std::min(examples.size(), begin + size_t(batch_size));
-    add_target_nll(model, collate_seq2seq(std::vector<Seq2SeqExample>(examples.begin() + begin, examples.begin() + end)), device, precision,
-                   result);
+    add_target_nll(model,
+                   collate_seq2seq(std::vector<Seq2SeqExample>(examples.begin() + begin, examples.begin() + end), pad_id),
+                   device, precision, result);
   }
   return result;
 }

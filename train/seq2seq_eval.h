@@ -17,8 +17,9 @@ namespace lmzoo {
 void add_target_nll(T5& model, const Seq2SeqBatch& batch, const torch::Device& device, Precision precision,
                     PerplexityResult& result);
 
-// Target perplexity over examples in order, batch_size per forward pass.
-PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t batch_size,
-                                   const torch::Device& device, Precision precision = Precision::kFp32);
+// Target perplexity over examples in order, batch_size per forward pass, padded with pad_id (the decoder start).
+PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>& examples, int64_t pad_id,
+                                   int64_t batch_size, const torch::Device& device,
+                                   Precision precision = Precision::kFp32);
 
 }  // namespace lmzoo

@@ -66,7 +66,7 @@ class CausalTask : public TrainingTask {
 // Masked LM: framed windows of the train split with BERT's corruption; a fixed seeded val sample.
 class MlmTask : public TrainingTask {
  public:
-  MlmTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model, DataShard shard)
+  MlmTask(const ModelConfig& model, const TrainConfig& config, const Tokenizer& tokenizer, DataShard shard)
       : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
     MlmOptions options;
     options.batch_size = config.batch_size;
@@ -75,13 +75,16 @@ class MlmTask : public TrainingTask {
     options.masking = {config.mlm_probability, config.mask_rate, config.random_rate, config.whole_word_mask};
     std::function<bool(int)> is_word_start;
     if (config.whole_word_mask) {
-      auto tokenizer = std::make_shared<Tokenizer>(Tokenizer::from_serialized(tokenizer_model));
-      is_word_start = [tokenizer](int id) { return tokenizer->is_word_start(id); };
+      std::vector<bool> starts(size_t(tokenizer.vocab_size()));
+      for (int id = 0; id < tokenizer.vocab_size(); ++id) starts[size_t(id)] = tokenizer.is_word_start(id);
+      is_word_start = [starts = std::move(starts)](int id) { return starts.at(size_t(id)); };
     }
-    train_batcher_ = std::make_unique<MlmBatcher>(train_, model.vocab_size, options, config.seed, shard, is_word_start);
+    const SpecialIds& special = tokenizer.special();
+    train_batcher_ =
+        std::make_unique<MlmBatcher>(train_, special, model.vocab_size, options, config.seed, shard, is_word_start);
     const int64_t frame = config.segment_pairs ? 3 : 2;
     if (val_.size() >= model.max_seq_len - frame) {
-      val_batcher_ = std::make_unique<MlmBatcher>(val_, model.vocab_size, options,
+      val_batcher_ = std::make_unique<MlmBatcher>(val_, special, model.vocab_size, options,
                                                   mix_seed(config.seed, kValSeedSalt), DataShard{}, is_word_start);
       val_batches_ = config.eval_iters;
     }
@@ -105,10 +108,9 @@ class MlmTask : public TrainingTask {
 // each epoch; the validation file in order.
 class ClassifyTask : public TrainingTask {
  public:
-  ClassifyTask(const ModelConfig& model, const TrainConfig& config, const std::string& tokenizer_model, DataShard shard)
+  ClassifyTask(const ModelConfig& model, const TrainConfig& config, const Tokenizer& tokenizer, DataShard shard)
       : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
-        shard_(shard), seed_(config.seed) {
-    const Tokenizer tokenizer = Tokenizer::from_serialized(tokenizer_model);
+        pad_(tokenizer.special().pad), shard_(shard), seed_(config.seed) {
     train_ = frame_file(tokenizer, model, config.data_dir);
     if (!config.val_data.empty()) val_ = frame_file(tokenizer, model, config.val_data);
     tokens_ = config.batch_size * model.max_seq_len;
@@ -120,7 +122,7 @@ class ClassifyTask : public TrainingTask {
       const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
       rows.push_back(&train_[epoch_order(i / n)[i % n]]);
     }
-    return collate(rows);
+    return collate(rows, pad_);
   }
   int64_t val_batches() const override { return (int64_t(val_.size()) + batch_size_ - 1) / batch_size_; }
   TrainBatch val_batch(int64_t i) const override {
@@ -128,7 +130,7 @@ class ClassifyTask : public TrainingTask {
     for (int64_t j = i * batch_size_; j < std::min<int64_t>((i + 1) * batch_size_, val_.size()); ++j) {
       rows.push_back(&val_[j]);
     }
-    return collate(rows);
+    return collate(rows, pad_);
   }
   int64_t tokens_per_batch() const override { return tokens_; }
 
@@ -156,18 +158,19 @@ class ClassifyTask : public TrainingTask {
     }
     return order_;
   }
-  static TrainBatch collate(const std::vector<const Framed*>& rows) {
+  static TrainBatch collate(const std::vector<const Framed*>& rows, int64_t pad) {
     std::vector<MlmExample> examples;
     std::vector<int64_t> labels;
     for (const auto* r : rows) {
       examples.push_back(r->example);
       labels.push_back(r->label);
     }
-    MlmBatch b = collate_mlm(examples);
+    MlmBatch b = collate_mlm(examples, pad);
     return {b.input_ids, torch::tensor(labels, torch::kLong), b.attention_mask, b.token_type_ids};
   }
   std::vector<Framed> train_, val_;
   int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
+  int64_t pad_;
   DataShard shard_;
   uint64_t seed_;
   mutable int64_t cached_epoch_ = -1;
@@ -187,17 +190,17 @@ TrainBatch from_seq2seq(const Seq2SeqBatch& b) {
 // model's max_seq_len exactly. A fixed seeded sample of the val split.
 class SpanTask : public TrainingTask {
  public:
-  SpanTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
+  SpanTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
       : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
     SpanOptions options;
     options.batch_size = config.batch_size;
     options.input_length = model.max_seq_len;
     options.noise_density = config.noise_density;
     options.mean_noise_span_length = config.mean_span_length;
-    train_batcher_ = std::make_unique<SpanBatcher>(train_, options, config.seed, shard);
+    train_batcher_ = std::make_unique<SpanBatcher>(train_, special, options, config.seed, shard);
     const SpanLengths& lengths = train_batcher_->lengths();
     if (val_.size() >= lengths.raw_length) {
-      val_batcher_ = std::make_unique<SpanBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
+      val_batcher_ = std::make_unique<SpanBatcher>(val_, special, options, mix_seed(config.seed, kValSeedSalt));
       val_batches_ = config.eval_iters;
     }
     tokens_ = config.batch_size * (lengths.input_length + lengths.target_length);
@@ -220,16 +223,20 @@ class SpanTask : public TrainingTask {
 // the continuation (+ </s>) to the decoder, windows of max_seq_len - 1 tokens.
 class PrefixTask : public TrainingTask {
  public:
-  PrefixTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
+  PrefixTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
       : decoder_only_(model.arch == Arch::kGpt),
         train_(TokenStream::open(config.data_dir, "train")),
         val_(TokenStream::open(config.data_dir, "val")) {
     PrefixOptions options;
     options.batch_size = config.batch_size;
     options.seq_len = model.max_seq_len;
-    train_batcher_ = std::make_unique<PrefixBatcher>(train_, options, config.seed, shard);
+    if (!decoder_only_) {
+      special.require(special.eos, "</s>", "prefix");
+      special.require(special.pad, "<pad>", "prefix");
+    }
+    train_batcher_ = std::make_unique<PrefixBatcher>(train_, special, options, config.seed, shard);
     if (val_.size() >= model.max_seq_len + 1) {
-      val_batcher_ = std::make_unique<PrefixBatcher>(val_, options, mix_seed(config.seed, kValSeedSalt));
+      val_batcher_ = std::make_unique<PrefixBatcher>(val_, special, options, mix_seed(config.seed, kValSeedSalt));
       val_batches_ = config.eval_iters;
     }
     tokens_ = config.batch_size * model.max_seq_len;
@@ -259,11 +266,12 @@ class PrefixTask : public TrainingTask {
 // epoch, cut to the model's max_seq_len on both sides (</s> kept last); the val pairs in order.
 class Seq2SeqTask : public TrainingTask {
  public:
-  Seq2SeqTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
+  Seq2SeqTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
       : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
+        eos_(special.require(special.eos, "</s>", "seq2seq")), pad_(special.require(special.pad, "<pad>", "seq2seq")),
         shard_(shard), seed_(config.seed) {
-    train_ = fit(load_pairs(config.data_dir, "train"), model.max_seq_len);
-    val_ = fit(load_pairs(config.data_dir, "val"), model.max_seq_len);
+    train_ = fit(load_pairs(config.data_dir, "train", eos_), model.max_seq_len, eos_);
+    val_ = fit(load_pairs(config.data_dir, "val", eos_), model.max_seq_len, eos_);
     if (train_.empty()) throw std::runtime_error(config.data_dir + " has no training pairs");
     tokens_ = 0;
     for (const auto& e : train_) tokens_ += int64_t(e.inputs.size() + e.targets.size());
@@ -276,23 +284,23 @@ class Seq2SeqTask : public TrainingTask {
       const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
       rows.push_back(train_[size_t(epoch_order(i / n)[size_t(i % n)])]);
     }
-    return from_seq2seq(collate_seq2seq(rows));
+    return from_seq2seq(collate_seq2seq(rows, pad_));
   }
   int64_t val_batches() const override { return (int64_t(val_.size()) + batch_size_ - 1) / batch_size_; }
   TrainBatch val_batch(int64_t i) const override {
     const auto begin = val_.begin() + i * batch_size_;
     const auto end = val_.begin() + std::min<int64_t>((i + 1) * batch_size_, int64_t(val_.size()));
-    return from_seq2seq(collate_seq2seq(std::vector<Seq2SeqExample>(begin, end)));
+    return from_seq2seq(collate_seq2seq(std::vector<Seq2SeqExample>(begin, end), pad_));
   }
   int64_t tokens_per_batch() const override { return tokens_; }
 
  private:
-  static std::vector<Seq2SeqExample> fit(std::vector<Seq2SeqExample> examples, int64_t max_len) {
+  static std::vector<Seq2SeqExample> fit(std::vector<Seq2SeqExample> examples, int64_t max_len, int64_t eos) {
     for (auto& e : examples) {
       for (auto* side : {&e.inputs, &e.targets}) {
         if (int64_t(side->size()) > max_len) {
           side->resize(size_t(max_len));
-          side->back() = special::kEos;
+          side->back() = eos;
         }
       }
     }
@@ -310,6 +318,7 @@ class Seq2SeqTask : public TrainingTask {
   }
   std::vector<Seq2SeqExample> train_, val_;
   int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
+  int64_t eos_, pad_;
   DataShard shard_;
   uint64_t seed_;
   mutable int64_t cached_epoch_ = -1;
@@ -319,7 +328,7 @@ class Seq2SeqTask : public TrainingTask {
 }  // namespace
 
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
-                                        const std::string& tokenizer_model, DataShard shard) {
+                                        const Tokenizer& tokenizer, DataShard shard) {
   const Objective objective = config.objective;
   auto require_arch = [&](bool ok, const std::string& what) {
     if (!ok) {
@@ -338,23 +347,23 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
       return std::make_unique<CausalTask>(model, config, shard);
     case Objective::kMlm:
       require_arch(model.arch == Arch::kBert && model.labels.empty(), "bert");
-      return std::make_unique<MlmTask>(model, config, tokenizer_model, shard);
+      return std::make_unique<MlmTask>(model, config, tokenizer, shard);
     case Objective::kClassify:
       require_arch(model.arch == Arch::kBert && !model.labels.empty(), "a bert classifier (with labels)");
-      return std::make_unique<ClassifyTask>(model, config, tokenizer_model, shard);
+      return std::make_unique<ClassifyTask>(model, config, tokenizer, shard);
     case Objective::kSpan:
       require_arch(model.arch == Arch::kT5, "t5");
-      return std::make_unique<SpanTask>(model, config, shard);
+      return std::make_unique<SpanTask>(model, config, tokenizer.special(), shard);
     case Objective::kPrefix:
       require_arch(model.arch == Arch::kGpt || model.arch == Arch::kT5, "gpt or t5");
-      return std::make_unique<PrefixTask>(model, config, shard);
+      return std::make_unique<PrefixTask>(model, config, tokenizer.special(), shard);
     case Objective::kSeq2seq:
       require_arch(model.arch == Arch::kT5, "t5");
       if (!pairs) {
         throw std::invalid_argument(config.data_dir + " holds no prepared pairs; --objective seq2seq trains on "
                                     "lmzoo prepare --pairs FILE output");
       }
-      return std::make_unique<Seq2SeqTask>(model, config, shard);
+      return std::make_unique<Seq2SeqTask>(model, config, tokenizer.special(), shard);
   }
   throw std::logic_error("objective outside its table");
 }

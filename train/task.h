@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "data/data_shard.h"
+#include "data/tokenizer.h"
 #include "models/registry.h"
 #include "train/train_config.h"
 
@@ -38,12 +39,12 @@ class TrainingTask {
   virtual int64_t tokens_per_batch() const = 0;
 };
 
-// The task for config.objective over config.data_dir (and config.val_data); tokenizer_model is the
-// serialized SentencePiece model (whole-word masking and labelled text need it). The train batches are
-// `shard`'s rows of each step (data_shard.h); the validation sample is the whole one on every rank. Throws
-// std::invalid_argument when the objective does not fit the model's arch.
+// The task for config.objective over config.data_dir (and config.val_data) with TOKENIZER's special ids (and
+// its encoder and word starts for labelled text and whole-word masking). The train batches are `shard`'s rows
+// of each step (data_shard.h); the validation sample is the whole one on every rank. Throws
+// std::invalid_argument when the objective does not fit the model's arch or the tokenizer lacks an id it needs.
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
-                                        const std::string& tokenizer_model, DataShard shard = {});
+                                        const Tokenizer& tokenizer, DataShard shard = {});
 
 // The targets a batch scores (labels >= 0): what its mean loss is a mean over.
 int64_t scored_targets(const TrainBatch& batch);

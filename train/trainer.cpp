@@ -165,7 +165,7 @@ TrainingRun::TrainingRun(const TrainRequest& request)
   result_.last_val_loss = std::nan("");
   take_run_dir();
   // Data: the task's seeded train batches (each rank its own rows), and its validation sample if the data has one.
-  task_ = make_task(request.model, cfg_, request.tokenizer_model, shard_);
+  task_ = make_task(request.model, cfg_, Tokenizer::from_serialized(request.tokenizer_model), shard_);
   has_val_ = task_->val_batches() > 0;
   build_model_and_optimizer();
   open_outputs();

@@ -1,0 +1,43 @@
+// The backends behind Tokenizer (data/tokenizer.h): one interface, and a loader per kind that also reports the
+// kind's special ids. Leaves out: choosing the kind from a directory (Tokenizer::load) and training.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/special_ids.h"
+#include "data/tokenizer_files.h"
+
+namespace lmzoo {
+
+// Ids passed in are in [0, vocab_size()) (Tokenizer checks them).
+class TokenizerBackend {
+ public:
+  virtual ~TokenizerBackend() = default;
+  virtual std::vector<int> encode(const std::string& text) const = 0;
+  // encode(text) in linear time; only SentencePiece needs to cut the text (see Tokenizer::encode_long).
+  virtual std::vector<int> encode_long(const std::string& text, size_t max_bytes) const = 0;
+  virtual std::string decode(const std::vector<int>& ids) const = 0;
+  virtual std::string id_to_piece(int id) const = 0;
+  virtual int piece_to_id(const std::string& piece) const = 0;  // the unk id, or -1, for an unknown piece
+  virtual int vocab_size() const = 0;
+  virtual bool is_word_start(int id) const = 0;
+  virtual int piece_bytes(int id) const = 0;
+  virtual bool is_control(int id) const = 0;  // a control piece beyond the SpecialIds (e.g. <|endoftext|>)
+};
+
+struct LoadedBackend {
+  std::unique_ptr<TokenizerBackend> backend;
+  SpecialIds special;
+  TokenizerFiles files;  // what save() writes; a later load of that directory reads the same
+};
+
+// A SentencePiece model proto in any of three conventions, detected from its pieces: lmzoo's own (fixed ids,
+// checked as ever), T5's spiece.model (100 sentinels added above the pieces, <extra_id_0> highest) or Llama's.
+LoadedBackend load_spm_backend(const std::string& model_proto);
+// GPT-2 byte-level BPE from DIR's vocab.json + merges.txt or encoder.json + vocab.bpe; FILES: those files' bytes.
+LoadedBackend load_gpt2_backend(const std::string& dir, const TokenizerFiles& files);
+// WordPiece from DIR's vocab.txt; FILES: its bytes and tokenizer_config.json's, if any (read for the options).
+LoadedBackend load_wordpiece_backend(const std::string& dir, const TokenizerFiles& files);
+
+}  // namespace lmzoo
