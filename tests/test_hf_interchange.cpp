@@ -7,6 +7,7 @@
 #include "tests/cli_helpers.h"
 #include "tests/export_helpers.h"
 #include "tests/fixtures.h"
+#include "tests/tokenizer_kinds_fixtures.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
 #include "models/presets.h"
@@ -330,4 +331,97 @@ TEST_CASE("presets marked with an HF twin map onto that architecture and back", 
     CHECK(spelled_out(back.config) == spelled_out(c));
   }
   CHECK(twins == 19);
+}
+
+namespace {
+
+// Writes a tiny random HF checkpoint of ARCH sized to the tokenizer in TOKENIZER_DIR, with that tokenizer's files
+// beside it, and imports it; returns the checkpoint directory.
+std::string import_with_tokenizer(const TempDir& dir, const std::string& arch, const std::string& tokenizer_dir) {
+  const Tokenizer tokenizer = Tokenizer::load(tokenizer_dir);
+  const std::string hf = dir / ("hf_" + arch), ckpt = dir / ("ck_" + arch);
+  REQUIRE(run_shell(kReference + " make " + arch + " " + hf + " --vocab " + std::to_string(tokenizer.vocab_size()),
+                    dir / "make.log"));
+  for (const auto& item : tokenizer.files()) write_text(std::filesystem::path(hf) / item.first, item.second);
+  auto imported = run_cli("import " + hf + " --out " + ckpt);
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  return ckpt;
+}
+
+nlohmann::json read_json_file(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
+
+}  // namespace
+
+TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama SentencePiece", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  TempDir dir;
+  SECTION("BERT with a WordPiece vocab.txt fills masks and exports vocab.txt back") {
+    const std::filesystem::path vocab = dir.path / "wordpiece";
+    std::filesystem::create_directories(vocab);
+    write_bert_vocab(vocab, /*cased=*/false);
+    const std::string ckpt = import_with_tokenizer(dir, "bert-mlm", vocab.string());
+    auto filled = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat [MASK] on the mat.'");
+    INFO(filled.out << filled.err);
+    CHECK(filled.exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+    CHECK(read_text(dir / "back/vocab.txt") == read_text(vocab / "vocab.txt"));
+    const auto config = read_json_file(dir / "back/config.json");
+    CHECK(config["pad_token_id"] == 0);  // [PAD]
+  }
+  SECTION("T5 with a spiece.model: pad 0, eos 1, sentinels on top") {
+    const std::filesystem::path spm = dir.path / "t5tok";
+    std::filesystem::create_directories(spm);
+    write_text(spm / "spiece.model", train_hf_spm(SpmStyle::kT5));
+    const std::string ckpt = import_with_tokenizer(dir, "t5-v1_1", spm.string());
+    const Tokenizer tokenizer = Tokenizer::from_serialized(read_checkpoint(ckpt).tokenizer_model);
+    CHECK(tokenizer.special().pad == 0);
+    CHECK(tokenizer.special().eos == 1);
+    CHECK(tokenizer.special().sentinels.front() == tokenizer.vocab_size() - 1);
+    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat sat' --max-new-tokens 4");
+    INFO(generated.out << generated.err);
+    CHECK(generated.exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+    const auto config = read_json_file(dir / "back/config.json");
+    CHECK(config["pad_token_id"] == 0);
+    CHECK(config["eos_token_id"] == 1);
+    CHECK(config["decoder_start_token_id"] == 0);
+    CHECK(read_text(dir / "back/spiece.model") == read_text(spm / "spiece.model"));
+  }
+  SECTION("Llama with a tokenizer.model: bos 1, eos 2") {
+    const std::filesystem::path spm = dir.path / "llamatok";
+    std::filesystem::create_directories(spm);
+    write_text(spm / "tokenizer.model", train_hf_spm(SpmStyle::kLlama));
+    const std::string ckpt = import_with_tokenizer(dir, "llama", spm.string());
+    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat sat' --max-new-tokens 4");
+    INFO(generated.out << generated.err);
+    CHECK(generated.exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+    const auto config = read_json_file(dir / "back/config.json");
+    CHECK(config["bos_token_id"] == 1);
+    CHECK(config["eos_token_id"] == 2);
+    CHECK_FALSE(config.contains("pad_token_id"));
+  }
+  SECTION("GPT-2 with its real vocabulary: GPT-2's ids, vocab.json and merges.txt back") {
+    const std::string gpt2 = gpt2_vocab_dir();
+    if (gpt2.empty()) {
+      WARN("skipped: no GPT-2 vocabulary (run tools/fetch_gpt2_vocab.sh or set LMZOO_GPT2_ENCODER_DIR)");
+      return;
+    }
+    const std::string ckpt = import_with_tokenizer(dir, "gpt2", gpt2);
+    write_text(dir / "hello.txt", "Hello world");
+    auto encoded = run_cli("tokenizer encode --ids --tokenizer " + ckpt, dir / "hello.txt");
+    CHECK(encoded.out == "15496 995\n");  // GPT-2's ids of "Hello" and " world"
+    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'Hello' --max-new-tokens 4");
+    INFO(generated.out << generated.err);
+    CHECK(generated.exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+    const auto config = read_json_file(dir / "back/config.json");
+    CHECK(config["eos_token_id"] == 50256);  // <|endoftext|>
+    CHECK(nlohmann::json::parse(read_text(dir / "back/vocab.json")).size() == 50257);
+    CHECK(read_text(dir / "back/merges.txt").rfind("#version", 0) == 0);
+  }
 }

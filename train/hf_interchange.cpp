@@ -49,12 +49,29 @@ TrainConfig import_train_config(const ModelConfig& config) {
   return train;
 }
 
-HfTokenIds hf_token_ids(const Tokenizer&) {
+HfTokenIds hf_token_ids(const Tokenizer& tokenizer) {
+  const SpecialIds& special = tokenizer.special();
   HfTokenIds ids;
-  ids.pad = special::kPad;
-  ids.bos = special::kBos;
-  ids.eos = special::kEos;
+  ids.pad = special.pad;
+  ids.bos = special.bos >= 0 ? special.bos : special.cls;
+  ids.eos = special.eos >= 0 ? special.eos : special.sep;
   return ids;
+}
+
+// The tokenizer's files under the names transformers' tokenizers read: OpenAI's encoder.json / vocab.bpe are
+// GPT-2's vocab.json / merges.txt in the same formats.
+TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
+  TokenizerFiles files;
+  for (const auto& [name, bytes] : tokenizer.files()) {
+    if (name == "encoder.json") {
+      files["vocab.json"] = bytes;
+    } else if (name == "vocab.bpe") {
+      files["merges.txt"] = bytes;
+    } else {
+      files[name] = bytes;
+    }
+  }
+  return files;
 }
 
 }  // namespace
@@ -105,8 +122,9 @@ HfExportResult export_hf_model(const CheckpointInfo& checkpoint, const std::stri
   result.files.push_back("model.safetensors");
   write_file_durably((out / "config.json").string(), config.dump(2) + "\n");
   result.files.push_back("config.json");
-  write_file_durably((out / "tokenizer.model").string(), checkpoint.tokenizer_model);
-  result.files.push_back("tokenizer.model");
+  const TokenizerFiles tokenizer_files = hf_tokenizer_files(tokenizer);
+  write_files_durably(out_dir, tokenizer_files);
+  for (const auto& item : tokenizer_files) result.files.push_back(item.first);
   return result;
 }
 
