@@ -34,7 +34,7 @@ int run_export(int argc, char** argv) {
   cxxopts::Options options("lmzoo export",
                            "Export TorchScript (GPT, BERT, BERT classifier, T5): scripted forward and, per "
                            "family, encode / decode; attributes config_json and tokenizer_model (uint8 tensor of "
-                           "the SentencePiece model).");
+                           "the serialized tokenizer: a SentencePiece model, or JSON holding an HF tokenizer's files).");
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("out", "output file, e.g. model.pt", cxxopts::value<std::string>());
