@@ -18,10 +18,12 @@ namespace lmzoo::cli {
 
 int run_prepare(int argc, char** argv) {
   cxxopts::Options options("lmzoo prepare",
-                           "Tokenise documents (each followed by </s>) into memory-mapped token shards, or with "
-                           "--pairs input/target pairs (each side followed by </s>) for seq2seq training.");
+                           "Tokenise documents (each followed by the tokenizer's </s>, <|endoftext|> or [SEP]) into "
+                           "memory-mapped token shards, or with --pairs input/target pairs (each side followed by "
+                           "</s>) for seq2seq training.");
   options.add_options("Data")
-      ("t,tokenizer", "tokenizer directory (tokenizer.model, spiece.model, vocab.json + merges.txt, encoder.json + vocab.bpe or vocab.txt) or .model file", cxxopts::value<std::string>())
+      ("t,tokenizer", "tokenizer directory (tokenizer.model, spiece.model, vocab.json + merges.txt, "
+                       "encoder.json + vocab.bpe or vocab.txt) or .model file", cxxopts::value<std::string>())
       ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories: --input a.txt "
                   "more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
