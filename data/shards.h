@@ -92,8 +92,9 @@ struct PrepareResult {
   double seconds = 0;
 };
 
-// Encodes every document followed by </s> on all cores with bounded memory, writes the token stream in
-// order, splits off the last val_fraction as "val", copies tokenizer.model, writes manifest.json.
+// Encodes every document followed by the tokenizer's eos (</s>, <|endoftext|>, [SEP]) on all cores with bounded
+// memory, writes the token stream in order, splits off the last val_fraction as "val", saves the tokenizer's files
+// (Tokenizer::save), writes manifest.json. Throws when the tokenizer has no eos.
 PrepareResult prepare_data(const PrepareOptions& options);
 
 }  // namespace lmzoo

@@ -255,7 +255,8 @@ bool Tokenizer::is_special(int id) const { return id >= 0 && id < vocab_size() &
 
 void Tokenizer::check_id(int id) const {
   if (id < 0 || id >= vocab_size()) {
-    throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " + std::to_string(vocab_size()) + ")");
+    throw std::runtime_error("token id " + std::to_string(id) + " is out of range [0, " +
+                             std::to_string(vocab_size()) + ")");
   }
 }
 

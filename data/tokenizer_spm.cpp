@@ -45,9 +45,8 @@ int sentinel_at(const std::string& text, size_t pos, size_t& length) {
   size_t p = pos + open.size();
   int n = 0, digits = 0;
   while (p < text.size() && text[p] >= '0' && text[p] <= '9' && digits < 3) n = n * 10 + (text[p++] - '0'), ++digits;
-  if (digits == 0 || p >= text.size() || text[p] != '>' || n >= kT5Sentinels || (digits > 1 && text[pos + open.size()] == '0')) {
-    return -1;
-  }
+  const bool leading_zero = digits > 1 && text[pos + open.size()] == '0';
+  if (digits == 0 || p >= text.size() || text[p] != '>' || n >= kT5Sentinels || leading_zero) return -1;
   length = p + 1 - pos;
   return n;
 }
@@ -152,7 +151,9 @@ class SpmBackend : public TokenizerBackend {
   bool is_control(int id) const override { return id >= sp_size_ || sp_->is_control(id); }
 
  private:
-  static void append(std::vector<int>& ids, const std::vector<int>& more) { ids.insert(ids.end(), more.begin(), more.end()); }
+  static void append(std::vector<int>& ids, const std::vector<int>& more) {
+    ids.insert(ids.end(), more.begin(), more.end());
+  }
   int sentinel_id(int n) const { return sp_size_ + kT5Sentinels - 1 - n; }
 
   // SentencePiece's ids for TEXT; with byte pieces, a literal U+2581 (which would decode as a space) is encoded
@@ -175,7 +176,9 @@ class SpmBackend : public TokenizerBackend {
   }
 
   void check_native() const {
-    if (sp_size_ <= special::kNumSpecial + 256) throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
+    if (sp_size_ <= special::kNumSpecial + 256) {
+      throw std::runtime_error("not an lmzoo tokenizer: vocabulary too small");
+    }
     for (int i = 0; i < special::kNumSpecial; ++i) {
       if (sp_->id_to_piece(i) != native_piece(i)) {
         throw std::runtime_error("not an lmzoo tokenizer: id " + std::to_string(i) + " is '" + sp_->id_to_piece(i) +
@@ -210,7 +213,9 @@ class SpmBackend : public TokenizerBackend {
       else if (sp_->is_unknown(id)) n = has_bytes_ ? 5 : 1;  // " \u2047 " when decoded; else one unknown character
       else {
         int markers = 0;
-        for (size_t p = piece.find(kSpaceMarker); p != std::string::npos; p = piece.find(kSpaceMarker, p + 3)) ++markers;
+        for (size_t p = piece.find(kSpaceMarker); p != std::string::npos; p = piece.find(kSpaceMarker, p + 3)) {
+          ++markers;
+        }
         n = int(piece.size()) - 2 * markers;  // each 3-byte marker decodes to ' '
       }
     }

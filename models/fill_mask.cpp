@@ -6,8 +6,8 @@
 
 namespace lmzoo {
 
-std::vector<std::vector<MaskCandidate>> fill_masks(Bert& model, const SpecialIds& special, const std::vector<int64_t>& ids,
-                                                   int64_t top_k) {
+std::vector<std::vector<MaskCandidate>> fill_masks(Bert& model, const SpecialIds& special,
+                                                   const std::vector<int64_t>& ids, int64_t top_k) {
   if (int64_t(ids.size()) > model->config().max_seq_len - 2) {
     throw std::invalid_argument("the prompt has " + std::to_string(ids.size()) + " tokens; the model reads at most " +
                                 std::to_string(model->config().max_seq_len - 2));

@@ -17,7 +17,7 @@ struct MaskCandidate {
 // ids: one unframed sequence (at most max_seq_len - 2 ids) holding special.mask at the positions to
 // fill; it is framed [CLS] ids [SEP] (SPECIAL's). Returns, for each [MASK] in order, its top_k candidates, most
 // likely first (SPECIAL's ids excluded).
-std::vector<std::vector<MaskCandidate>> fill_masks(Bert& model, const SpecialIds& special, const std::vector<int64_t>& ids,
-                                                   int64_t top_k);
+std::vector<std::vector<MaskCandidate>> fill_masks(Bert& model, const SpecialIds& special,
+                                                   const std::vector<int64_t>& ids, int64_t top_k);
 
 }  // namespace lmzoo

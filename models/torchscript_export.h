@@ -1,6 +1,6 @@
 // TorchScript export of every family: a torch::jit::Module holding the weights and scripted methods that
-// run for any batch size and any length up to the context, matching lmzoo's outputs. The model config
-// (JSON string attribute config_json) and tokenizer model (uint8 buffer tokenizer_model) travel with it.
+// run for any batch size and any length up to the context, matching lmzoo's outputs. The model config (JSON
+// string attribute config_json) and the serialized tokenizer (uint8 buffer tokenizer_model) travel with it.
 // Leaves out: KV caches and generation loops (callers run the scripted forward / decode repeatedly).
 #pragma once
 #include <string>

@@ -58,6 +58,7 @@ TEST_CASE("every closed set has one table whose names round-trip and list themse
   check_json<Precision>("fp32|bf16|fp16");
   check_json<Schedule>("cosine|linear|constant");
   check_table<TokenizerType>("bpe|unigram|char");
+  check_json<TokenizerKind>("sentencepiece|gpt2-bpe|wordpiece");  // serialized tokenizer blobs hold them
   check_table<ModelKind>("gpt|bert|bert-classifier|t5");
 }
 

@@ -41,10 +41,11 @@ TEST_CASE("masked eval: a uniform model has masked and pseudo perplexity equal t
   std::vector<int32_t> tokens;
   for (int i = 0; i < 200; ++i) tokens.push_back(special::kNumSpecial + (i * 7) % (kVocab - special::kNumSpecial));
   MaskedEvalOptions options;
-  const auto masked = masked_token_perplexity(model, stream_of(tokens), 1000, native_special_ids(), options, torch::kCPU);
+  const SpecialIds ids = native_special_ids();
+  const auto masked = masked_token_perplexity(model, stream_of(tokens), 1000, ids, options, torch::kCPU);
   CHECK(masked.ppl() == Approx(double(kVocab)).epsilon(1e-4));
   CHECK(masked.tokens > 10);
-  const auto pseudo = pseudo_perplexity(model, stream_of(tokens), 1000, native_special_ids(), options, torch::kCPU);
+  const auto pseudo = pseudo_perplexity(model, stream_of(tokens), 1000, ids, options, torch::kCPU);
   CHECK(pseudo.ppl() == Approx(double(kVocab)).epsilon(1e-4));
   CHECK(pseudo.tokens == 200);  // every token scored once
   CHECK(pseudo.bits_per_byte() == Approx(200 * std::log(double(kVocab)) / std::log(2.0) / 1000));
@@ -116,5 +117,6 @@ TEST_CASE("fill-mask: candidates are the most likely non-special ids, with their
     CHECK((candidates[2].id == 110 || candidates[2].id == 117));
     CHECK(candidates[2].probability == Approx(6.0 / 54).epsilon(1e-5));
   }
-  CHECK_THROWS_WITH(fill_masks(model, native_special_ids(), std::vector<int64_t>(9, special::kMask), 3), Catch::Contains("at most 8"));
+  CHECK_THROWS_WITH(fill_masks(model, native_special_ids(), std::vector<int64_t>(9, special::kMask), 3),
+                    Catch::Contains("at most 8"));
 }

@@ -148,7 +148,8 @@ TEST_CASE("span: corruption by hand, sentinels in order", "[span]") {
   std::vector<int64_t> many(300, 150);
   std::vector<bool> alternating(300);
   for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2;
-  CHECK_THROWS_AS(span_corrupt(native_special_ids(), many, alternating), std::invalid_argument);  // 150 spans > 100 sentinels
+  // 150 spans > 100 sentinels
+  CHECK_THROWS_AS(span_corrupt(native_special_ids(), many, alternating), std::invalid_argument);
 }
 
 TEST_CASE("span: batches fill the input length, interleave back to the stream, sentinels in order", "[span]") {
@@ -190,11 +191,13 @@ TEST_CASE("span: batches fill the input length, interleave back to the stream, s
   }
   CHECK(std::abs(double(noise) / total - 0.15) < 0.01);
   // Pure function of (seed, step, micro, shard).
-  CHECK(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, native_special_ids(), o, 5).batch(3, 1).input_ids));
+  CHECK(torch::equal(batcher.batch(3, 1).input_ids,
+                     SpanBatcher(stream, native_special_ids(), o, 5).batch(3, 1).input_ids));
   CHECK(torch::equal(batcher.batch(3, 1).labels, batcher.batch(3, 1).labels));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(3, 2).input_ids));
   CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, batcher.batch(4, 1).input_ids));
-  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids, SpanBatcher(stream, native_special_ids(), o, 5, DataShard{1, 2}).batch(3, 1).input_ids));
+  CHECK_FALSE(torch::equal(batcher.batch(3, 1).input_ids,
+                           SpanBatcher(stream, native_special_ids(), o, 5, DataShard{1, 2}).batch(3, 1).input_ids));
   // Configurable density and span length.
   o.noise_density = 0.3;
   o.mean_noise_span_length = 5.0;
@@ -238,7 +241,8 @@ TEST_CASE("prefix: decoder-only batches predict only the continuation", "[prefix
   }
   CHECK(shortest == 1);
   CHECK(longest == 16);
-  CHECK(torch::equal(batcher.decoder_only_batch(2, 1).targets, PrefixBatcher(stream, native_special_ids(), o, 7).decoder_only_batch(2, 1).targets));
+  CHECK(torch::equal(batcher.decoder_only_batch(2, 1).targets,
+                     PrefixBatcher(stream, native_special_ids(), o, 7).decoder_only_batch(2, 1).targets));
   CHECK_FALSE(torch::equal(batcher.decoder_only_batch(2, 1).inputs, batcher.decoder_only_batch(2, 0).inputs));
   // With GPT's prefix attention no scored position sees its target: the loss does not move when a
   // target token is changed in the inputs... and a scored position's logits ignore every later input.

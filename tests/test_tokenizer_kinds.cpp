@@ -136,7 +136,16 @@ TEST_CASE("GPT-2 BPE: <|endoftext|> is bos and eos, exact bytes, no mask", "[tok
   CHECK(tok.is_special(50256));
   CHECK(tok.is_word_start(995));
   check_save_reload(tok, text);
-  CHECK_THROWS_WITH(require_mlm_ids(s), Catch::Contains("objective mlm needs a [MASK] token; the gpt2-bpe tokenizer has none"));
+  CHECK_THROWS_WITH(require_mlm_ids(s),
+                    Catch::Contains("objective mlm needs a [MASK] token; the gpt2-bpe tokenizer has none"));
+}
+
+TEST_CASE("a directory without a tokenizer, or a broken blob, fails with one clear message", "[tokenizers]") {
+  TempDir dir;
+  write_text(dir / "merges.txt", "#version: 0.2\n");  // half of a GPT-2 pair
+  CHECK_THROWS_WITH(Tokenizer::load(dir.path.string()),
+                    Catch::Contains("tokenizer not found in " + dir.path.string()) && Catch::Contains("vocab.txt"));
+  CHECK_THROWS_WITH(Tokenizer::from_serialized(R"({"format": "other"})"), Catch::Contains("not an lmzoo tokenizer blob"));
 }
 
 TEST_CASE("batchers use the tokenizer's ids: WordPiece masks with 103, T5 sentinels count down", "[tokenizers]") {

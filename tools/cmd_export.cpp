@@ -81,7 +81,8 @@ void export_hf(const CheckpointInfo& info, const std::string& out) {
 int run_export(int argc, char** argv) {
   cxxopts::Options options("lmzoo export",
                            "Export a checkpoint. torchscript (GPT, BERT, BERT classifier, T5): scripted forward and, "
-                           "per family, encode / decode; attributes config_json and tokenizer_model. hf: "
+                           "per family, encode / decode; attributes config_json and tokenizer_model (the serialized tokenizer: a "
+                           "SentencePiece model, or JSON holding an HF tokenizer's files). hf: "
                            "config.json, model.safetensors and the tokenizer's files, which transformers' "
                            "from_pretrained loads (GPT-2, Llama, BERT masked-LM or classifier, T5 shapes).");
   options.add_options()

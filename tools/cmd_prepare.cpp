@@ -18,14 +18,16 @@ namespace lmzoo::cli {
 
 int run_prepare(int argc, char** argv) {
   cxxopts::Options options("lmzoo prepare",
-                           "Tokenise documents (each followed by </s>) into memory-mapped token shards, or with "
-                           "--pairs input/target pairs (each side followed by </s>) for seq2seq training.");
+                           "Tokenise documents (each followed by the tokenizer's </s>, <|endoftext|> or [SEP]) into "
+                           "memory-mapped token shards, or with --pairs input/target pairs (each side followed by "
+                           "</s>) for seq2seq training.");
   options.add_options("Data")
-      ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
+      ("t,tokenizer", "tokenizer directory (tokenizer.model, spiece.model, vocab.json + merges.txt, "
+                       "encoder.json + vocab.bpe or vocab.txt) or .model file", cxxopts::value<std::string>())
       ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories: --input a.txt "
                   "more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
-      ("o,out", "output data directory (shards, manifest.json, tokenizer.model)", cxxopts::value<std::string>())
+      ("o,out", "output data directory (shards, manifest.json, the tokenizer's files)", cxxopts::value<std::string>())
       ("pairs", "a pairs file instead of --input: .tsv (input<TAB>target per line) or .jsonl ({\"input\", \"target\"})",
        cxxopts::value<std::string>())
       ("max-input-len", "pairs: input tokens kept, </s> included", cxxopts::value<int64_t>()->default_value("512"))

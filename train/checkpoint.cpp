@@ -77,7 +77,9 @@ void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn
                             torch::optim::Optimizer* optimizer, const CheckpointInfo& info) {
   nlohmann::json config = {{"format_version", kCheckpointFormatVersion}, {"model", info.model}, {"train", info.train}};
   write_file_durably((tmp / "config.json").string(), config.dump(2) + "\n");
-  for (const auto& [name, bytes] : tokenizer_files(info.tokenizer_model)) write_file_durably((tmp / name).string(), bytes);
+  for (const auto& [name, bytes] : tokenizer_files(info.tokenizer_model)) {
+    write_file_durably((tmp / name).string(), bytes);
+  }
   save_torch(model, tmp / "model.pt");
   if (optimizer) save_torch(*optimizer, tmp / "optimizer.pt");
   save_torch(at::detail::getDefaultCPUGenerator().get_state(), tmp / "rng.pt");

@@ -1,5 +1,6 @@
-// Checkpoints: a directory with config.json, model.pt, optimizer.pt, trainer_state.json, rng.pt,
-// the tokenizer (tokenizer.model, or an HF tokenizer's files) and the marker `complete`, written to a hidden sibling and swapped into place.
+// Checkpoints: a directory with config.json, model.pt, optimizer.pt, trainer_state.json, rng.pt, the tokenizer
+// (tokenizer.model, or an HF tokenizer's files) and the marker `complete`, written to a hidden sibling and swapped
+// into place.
 #pragma once
 #include <limits>
 #include <string>

@@ -32,9 +32,8 @@ PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>&
   PerplexityResult result;
   for (size_t begin = 0; begin < examples.size(); begin += size_t(batch_size)) {
     const size_t end = std::min(examples.size(), begin + size_t(batch_size));
-    add_target_nll(model,
-                   collate_seq2seq(std::vector<Seq2SeqExample>(examples.begin() + begin, examples.begin() + end), pad_id),
-                   device, precision, result);
+    const std::vector<Seq2SeqExample> rows(examples.begin() + begin, examples.begin() + end);
+    add_target_nll(model, collate_seq2seq(rows, pad_id), device, precision, result);
   }
   return result;
 }
