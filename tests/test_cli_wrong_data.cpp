@@ -26,8 +26,10 @@ TEST_CASE("CLI: data of the wrong kind is named in one clear line", "[cli][data]
   // Forgetting --init: a labelled file is not a prepared data directory.
   check_user_error(run_cli("train --arch bert --data " + dir / "labels.tsv" + " --out " + dir / "x" + tiny),
                    "labels.tsv is a file, not a prepared data directory");
-  // A data directory where the labelled file goes.
-  check_user_error(run_cli("train --init " + dir / "bert" + " --data " + f.data_dir + " --out " + dir / "x"),
+  // A data directory where the labelled file goes (without --objective, --init on prepared data continues the
+  // masked-LM pretraining).
+  check_user_error(run_cli("train --init " + dir / "bert" + " --objective classify --data " + f.data_dir + " --out " +
+                           dir / "x"),
                    "is a directory; a classifier reads a labelled .tsv or .jsonl file");
   // Prepared pairs score a t5 only.
   check_user_error(run_cli("eval --checkpoint " + dir / "bert" + " --data " + dir / "pairs"),

