@@ -2,8 +2,9 @@
 # Independent Hugging Face reference (stdlib + torch only): tiny HF checkpoints, float64 forward passes, comparisons.
 """Verifies `lmzoo import` / `lmzoo export --format hf` without transformers or the safetensors package.
 
-  make ARCH OUT_DIR [--seed N]        a tiny random HF model directory (config.json + safetensors, as
-                                      transformers' save_pretrained writes them)
+  make ARCH OUT_DIR [--seed N] [--vocab V]
+                                      a tiny random HF model directory (config.json + safetensors, as
+                                      transformers' save_pretrained writes them); V rows (default 97)
   logits ARCH MODEL_DIR IDS_JSON      float64 reference outputs as JSON, from the published formulas
   compare ARCH MODEL_DIR LMZOO_TORCHSCRIPT IDS_JSON [--tol 1e-5]
                                       reference vs an lmzoo TorchScript export; prints `ARCH max_abs_diff=X`

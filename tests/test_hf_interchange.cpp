@@ -223,6 +223,18 @@ TEST_CASE("every lmzoo parameter has its HF tensor, in both directions", "[hf]")
   }
 }
 
+TEST_CASE("the Python reference checks itself (safetensors, T5 buckets, causality, torch.nn's encoder layer)",
+          "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  TempDir dir;
+  const bool passed = run_shell(kReference + " selftest", dir / "selftest.log");
+  INFO(read_text(dir / "selftest.log"));
+  CHECK(passed);
+}
+
 TEST_CASE("imported GPT-2 and Llama match a Python reference and export back bit for bit", "[hf][python]") {
   if (!python_has_torch()) {
     WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
