@@ -5,20 +5,8 @@
 import math, sys, torch
 torch.set_default_dtype(torch.float64)
 
-def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    relative_buckets = 0
-    if bidirectional:
-        num_buckets //= 2
-        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
-        relative_position = torch.abs(relative_position)
-    else:
-        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
-    max_exact = num_buckets // 2
-    is_small = relative_position < max_exact
-    large = max_exact + (torch.log(relative_position.float() / max_exact) / math.log(max_distance / max_exact)
-                         * (num_buckets - max_exact)).to(torch.long)
-    large = torch.min(large, torch.full_like(large, num_buckets - 1))
-    return relative_buckets + torch.where(is_small, relative_position, large)
+from hf_reference import t5_bucket as bucket  # HF's _relative_position_bucket, written once
+
 
 def weight(name, shape):
     n = 1
