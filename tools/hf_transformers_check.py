@@ -253,8 +253,8 @@ def check_roundtrip_bytes(report, arch, hf_dir, back_dir):
 
 # ---------------------------------------------------------------------------------------------------------------
 # One architecture: import, TorchScript logits, HF re-export
-def placeholder_vocab(path, size):
-    """A WordPiece vocab.txt of exactly SIZE tokens: the logits checks need a tokenizer, not a good one."""
+def numbered_vocab(path, size):
+    """A WordPiece vocab.txt of exactly SIZE tokens (specials, then tok5, tok6, ...): the logits checks need one of VOCAB ids."""
     pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["tok%d" % i for i in range(5, size)]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(pieces) + "\n")
@@ -266,7 +266,7 @@ def check_arch(report, args, torch, tf, arch):
     ts_path, back_dir = fresh(os.path.join(work, arch + ".pt")), fresh(os.path.join(work, "back_" + arch))
     model = build_model(torch, tf, arch, VOCAB, args.seed)
     model.save_pretrained(hf_dir)
-    placeholder_vocab(os.path.join(hf_dir, "vocab.txt"), VOCAB)  # lmzoo import wants a tokenizer of VOCAB ids
+    numbered_vocab(os.path.join(hf_dir, "vocab.txt"), VOCAB)  # lmzoo import wants a tokenizer of VOCAB ids
     model.to(args.device)
     inputs = make_inputs(torch, arch, VOCAB, args.device)
     ref = hf_logits(torch, arch, model, inputs)
