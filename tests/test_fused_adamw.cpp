@@ -115,7 +115,7 @@ void check_against_library(const torch::Device& device, StepFn step_fn, double r
     const double max_norm = step % 2 ? 0.5 : 1e6;  // clipping on odd steps only
     const double ref_norm = torch::nn::utils::clip_grad_norm_(ref, max_norm);
     ref_opt->step();
-    const double dev_norm = step_fn(*dev_opt, max_norm, {}, {}).grad_norm.template item<double>();
+    const double dev_norm = step_fn(*dev_opt, max_norm, {}, {}, {}).grad_norm.template item<double>();
     INFO("step " << step);
     CHECK(dev_norm == Approx(ref_norm).epsilon(1e-5));
     for (size_t i = 0; i < init.size(); ++i) CHECK(torch::allclose(dev[i].cpu(), ref[i], rtol, atol));
@@ -144,6 +144,56 @@ TEST_CASE("multi-tensor clip + AdamW (at::_fused_adamw_) equals the library on t
 TEST_CASE("CUDA: clip + AdamW on the GPU equals the library on the CPU", "[.cuda][cuda][train][fused_adamw]") {
   LMZOO_SKIP_UNLESS_CUDA();
   check_against_library(torch::Device(torch::kCUDA, 0), clip_and_adamw_step, 1e-5, 1e-6);
+}
+
+// ZeRO-1's step, two ranks in one process: each holds all the parameters and gradients, but its optimizer only
+// its share; given all the gradients as norm_of (in the whole optimizer's order) it clips and updates its share,
+// which the other rank then copies. Both end with the bits of one optimizer over all the parameters.
+template <typename StepFn>
+void check_shares_match_whole(torch::ScalarType dtype, StepFn step_fn) {
+  torch::manual_seed(27);
+  std::vector<torch::Tensor> init;
+  for (const auto& p : make_params()) init.push_back(p.to(dtype));
+  auto whole = clone_params(init);
+  auto whole_opt = make_adamw(whole, 1e-2);
+  const std::vector<std::vector<size_t>> share = {{0, 3}, {1, 2}};  // rank r's parameters
+  std::vector<std::vector<torch::Tensor>> ranks = {clone_params(init), clone_params(init)};
+  std::vector<std::unique_ptr<torch::optim::AdamW>> rank_opts;
+  for (size_t r = 0; r < 2; ++r) rank_opts.push_back(make_adamw({ranks[r][share[r][0]], ranks[r][share[r][1]]}, 1e-2));
+  for (int step = 0; step < 4; ++step) {
+    const double max_norm = step % 2 ? 0.5 : 0.0;
+    std::vector<torch::Tensor> grads;
+    for (size_t i = 0; i < init.size(); ++i) {
+      grads.push_back(torch::randn_like(init[i]));
+      whole[i].mutable_grad() = grads[i].clone();
+    }
+    const double whole_norm = step_fn(*whole_opt, max_norm, {}, {}, {}).grad_norm.template item<double>();
+    for (size_t r = 0; r < 2; ++r) {
+      for (size_t i = 0; i < init.size(); ++i) ranks[r][i].mutable_grad() = grads[i].clone();
+      // make_adamw's order: the decayed matrices (0, 2), then the rest (1, 3).
+      const std::vector<torch::Tensor> all_grads = {ranks[r][0].grad(), ranks[r][2].grad(), ranks[r][1].grad(),
+                                                    ranks[r][3].grad()};
+      CHECK(step_fn(*rank_opts[r], max_norm, {}, {}, all_grads).grad_norm.template item<double>() == whole_norm);
+    }
+    torch::NoGradGuard no_grad;
+    for (size_t r = 0; r < 2; ++r) {
+      for (size_t i : share[r]) ranks[1 - r][i].copy_(ranks[r][i]);  // the owner's broadcast
+    }
+    for (size_t i = 0; i < init.size(); ++i) {
+      INFO("step " << step << ", parameter " << i);
+      CHECK(torch::equal(ranks[0][i], whole[i]));
+      CHECK(torch::equal(ranks[1][i], whole[i]));
+    }
+  }
+}
+
+TEST_CASE("clip + AdamW of a share of the parameters, clipped by the norm of all, equals one optimizer over all",
+          "[train][fused_adamw][zero]") {
+  SECTION("fp32 on the CPU: the fused kernel") { check_shares_match_whole(torch::kFloat, clip_and_adamw_step); }
+  SECTION("fp64: the library's path") { check_shares_match_whole(torch::kDouble, clip_and_adamw_step); }
+#if LMZOO_TORCH_AT_LEAST(2, 4)
+  SECTION("the multi-tensor path") { check_shares_match_whole(torch::kFloat, multi_tensor_clip_and_adamw_step); }
+#endif
 }
 
 // A run of steps where some gradients are NaN or inf equals, parameters, moments and step counters, a run that

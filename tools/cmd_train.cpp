@@ -17,6 +17,7 @@
 #include "train/communicator.h"
 #include "train/data_parallel.h"
 #include "train/device.h"
+#include "train/device_peak.h"
 #include "train/distributed_env.h"
 #include "train/run_lock.h"
 #include "train/trainer.h"
@@ -120,7 +121,10 @@ void add_training_options(cxxopts::Options& options) {
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
   options.add_options("Distributed (under torchrun)")
       ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
-                       "with an error", cxxopts::value<double>()->default_value("600"));
+                       "with an error", cxxopts::value<double>()->default_value("600"))
+      ("shard-optimizer", "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same "
+                          "weights as without (--shard-optimizer=false on --resume: stop sharding)",
+       cxxopts::value<bool>()->implicit_value("true"));
 }
 
 void add_options(cxxopts::Options& options) {
@@ -251,6 +255,7 @@ void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool on
   set("device", t.device);
   set("precision", t.precision);
   if (r.count("tf32")) t.tf32 = r["tf32"].as<bool>();
+  if (r.count("shard-optimizer")) t.shard_optimizer = r["shard-optimizer"].as<bool>();
   set("mlm-probability", t.mlm_probability);
   set("mask-rate", t.mask_rate);
   set("random-rate", t.random_rate);
@@ -327,7 +332,8 @@ void refuse_existing_run(const std::string& out_dir) {
 const std::set<std::string>& flags_resume_may_change() {
   static const std::set<std::string> flags = {
       "resume", "steps",  "eval-interval", "eval-iters",   "log-interval", "device", "precision", "tf32",
-      "threads", "max-consecutive-skips", "lr", "min-lr", "weight-decay", "beta1", "beta2", "grad-clip"};
+      "threads", "max-consecutive-skips", "lr", "min-lr", "weight-decay", "beta1", "beta2", "grad-clip",
+      "shard-optimizer"};
   return flags;
 }
 
@@ -391,8 +397,8 @@ void setup_resume(const cxxopts::ParseResult& r, TrainRequest& request) {
     for (const auto& c : conflicts) list += (list.empty() ? "" : ", ") + c;
     throw UsageError("--resume " + run_dir + ": flags contradict the run: " + list + "; on resume only --steps, "
                      "--eval-interval, --eval-iters, --log-interval, --device, --precision, --tf32, --threads, "
-                     "--max-consecutive-skips and the optimizer's --lr, --min-lr, --weight-decay, --beta1, --beta2 "
-                     "and --grad-clip may change");
+                     "--max-consecutive-skips, --shard-optimizer and the optimizer's --lr, --min-lr, --weight-decay, "
+                     "--beta1, --beta2 and --grad-clip may change");
   }
   request.model = info.model;
   request.train = info.train;
@@ -569,7 +575,9 @@ void print_result(const TrainRequest& request, const TrainResult& result) {
                                                                              : nlohmann::json(result.last_val_loss)},
                                {"best_val_loss", finite_or_null(result.state.best_val_loss)},
                                {"run_dir", request.train.out_dir},
-                               {"interrupted", result.interrupted}})
+                               {"interrupted", result.interrupted},
+                               {"peak_host_memory_bytes", peak_host_memory_bytes()},
+                               {"peak_device_memory_bytes", result.peak_device_memory_bytes}})
                    .dump()
             << std::endl;
 }

@@ -1,6 +1,8 @@
 // GEMM timing with a device synchronise around each batch of matmuls; CUDA memory statistics from c10's caching
-// allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config).
+// allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config); the host's from getrusage.
 #include "train/device_peak.h"
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -77,6 +79,12 @@ int64_t peak_device_memory_bytes(const torch::Device& device) {
   (void)device;
   return 0;
 #endif
+}
+
+int64_t peak_host_memory_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_maxrss) * 1024;  // Linux reports kilobytes
 }
 
 }  // namespace lmzoo

@@ -39,6 +39,8 @@ struct TrainConfig {
   std::string device = "auto";     // auto | cpu | cuda[:N]
   Precision precision = Precision::kFp32;
   bool tf32 = true;                 // CUDA: fp32 matmuls on TF32 tensor cores
+  // Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h).
+  bool shard_optimizer = false;
   // Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates.
   double mlm_probability = 0.15;
   double mask_rate = 0.8;
@@ -68,7 +70,7 @@ TrainConfig bench_defaults(int64_t steps);
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir, val_data, init_checkpoint, out_dir,
                                                 batch_size, grad_accum, steps, lr, min_lr, warmup, schedule,
                                                 decay_steps, weight_decay, beta1, beta2, grad_clip, eval_interval, eval_iters,
-                                                log_interval, seed, max_consecutive_skips, device, precision, tf32, mlm_probability, mask_rate,
+                                                log_interval, seed, max_consecutive_skips, device, precision, tf32, shard_optimizer, mlm_probability, mask_rate,
                                                 random_rate, whole_word_mask, segment_pairs,
                                                 noise_density, mean_span_length)
 

@@ -1,6 +1,7 @@
 // The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval, curves.svg,
 // best/last checkpoints, SIGINT-safe stop, skipped non-finite steps, fp16 loss scaling, one run per directory,
-// metrics.jsonl and progress on stderr; data-parallel ranks (gradient buckets, rank 0 writes, agreed stops).
+// metrics.jsonl and progress on stderr; data-parallel ranks (gradient buckets, rank 0 writes, agreed stops,
+// optionally sharded optimizer state).
 #include "train/trainer.h"
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include "train/loss_scaler.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
+#include "train/optimizer_shards.h"
 #include "train/progress.h"
 #include "train/run_lock.h"
 #include "train/schedule.h"
@@ -106,6 +108,7 @@ class TrainingRun {
  private:
   void take_run_dir();
   void build_model_and_optimizer();
+  void make_optimizer_here();
   void open_outputs();
   StepOutcome train_step();
   bool settle_at_sync_point(bool sync_point, bool stopping);
@@ -113,6 +116,7 @@ class TrainingRun {
   bool evaluate_and_save(bool eval_step, bool stopping, bool signalled);
   void save(const std::string& name);
   void write_curves();
+  torch::optim::AdamW& optimizer() { return shards_ ? shards_->local() : *optimizer_; }
 
   const TrainRequest& request_;
   const TrainConfig cfg_;
@@ -128,7 +132,8 @@ class TrainingRun {
   TrainerState& state_ = info_.state;
   AnyModel model_{GPT{nullptr}};
   std::shared_ptr<torch::nn::Module> module_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;  // one process, or ranks that each keep the whole state
+  std::unique_ptr<OptimizerShards> shards_;          // ranks that each keep their share (--shard-optimizer)
   std::unique_ptr<GradientSync> gradient_sync_;
   std::unique_ptr<MetricsLog> metrics_;
   LossScaler scaler_;
@@ -191,12 +196,16 @@ void TrainingRun::build_model_and_optimizer() {
     model_ = build_model(request_.model);
     if (!cfg_.init_checkpoint.empty()) init_from_checkpoint(model_, read_checkpoint(cfg_.init_checkpoint));
     model_.module()->to(device_);
-    optimizer_ = make_optimizer(*model_.module(), cfg_);
+    make_optimizer_here();
   } else {
     const CheckpointInfo resumed = read_checkpoint(request_.resume_dir);
     model_ = load_model(resumed, device_);
-    optimizer_ = make_optimizer(*model_.module(), cfg_);
-    load_optimizer_state(resumed, *optimizer_);
+    make_optimizer_here();
+    if (shards_) {
+      shards_->load(resumed);
+    } else {
+      load_optimizer_state(resumed, *optimizer_);
+    }
     restore_rng_state(resumed);
     state_ = resumed.state;
   }
@@ -205,6 +214,15 @@ void TrainingRun::build_model_and_optimizer() {
   if (ranks_) {
     broadcast_module(*module_, *ranks_);
     gradient_sync_ = std::make_unique<GradientSync>(module_->parameters(), *ranks_);
+  }
+}
+
+// The whole optimizer, or this rank's share of it.
+void TrainingRun::make_optimizer_here() {
+  if (ranks_ && cfg_.shard_optimizer) {
+    shards_ = std::make_unique<OptimizerShards>(*model_.module(), cfg_, *ranks_);
+  } else {
+    optimizer_ = make_optimizer(*model_.module(), cfg_);
   }
 }
 
@@ -226,7 +244,11 @@ void TrainingRun::open_outputs() {
   if (shows_) {
     const std::string where =
         ranks_ ? std::to_string(world) + " ranks (" + ranks_->backend_name() + "), device " + device_.str() +
-                     " each, global batch " + std::to_string(cfg_.batch_size * cfg_.grad_accum * world)
+                     " each, global batch " + std::to_string(cfg_.batch_size * cfg_.grad_accum * world) +
+                     (shards_ ? ", AdamW state sharded (ZeRO-1; rank 0 keeps " +
+                                    std::to_string(shards_->owned_elements()) + " of " +
+                                    std::to_string(shards_->total_elements()) + " parameters' moments)"
+                              : "")
                : "device " + device_.str();
     progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters, " + where +
                    ", " + std::to_string(tokens_per_step_) + " tokens/step, steps " + std::to_string(state_.step) +
@@ -266,6 +288,7 @@ TrainResult TrainingRun::run() {
   if (shows_) progress_.finish();
   state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
   result_.state = state_;
+  result_.peak_device_memory_bytes = peak_device_memory_bytes(device_);
   return result_;
 }
 
@@ -276,7 +299,7 @@ StepOutcome TrainingRun::train_step() {
   const auto step_start = std::chrono::steady_clock::now();
   StepOutcome out;
   out.lr = learning_rate(cfg_, state_.step);
-  set_learning_rate(*optimizer_, out.lr);
+  set_learning_rate(optimizer(), out.lr);
   std::vector<TrainBatch> micro_batches;
   std::vector<int64_t> micro_targets;
   for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
@@ -297,7 +320,10 @@ StepOutcome TrainingRun::train_step() {
   }
   if (gradient_sync_) gradient_sync_->finish();
   // Clip (when grad_clip > 0) and AdamW, fused; skipped (nothing changes) when the gradients are not finite.
-  const AdamWStepResult step = clip_and_adamw_step(*optimizer_, cfg_.grad_clip, scaler_.scale(), skips_->uncounted());
+  // Sharded: this rank updates its share, with the norm of all the gradients, and the owners share the results.
+  const AdamWStepResult step = clip_and_adamw_step(optimizer(), cfg_.grad_clip, scaler_.scale(), skips_->uncounted(),
+                                                   shards_ ? shards_->gradients() : std::vector<torch::Tensor>{});
+  if (shards_) shards_->share_updates();
   skips_->record(step);
   scaler_.update(step.skipped);
   for (auto& p : module_->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
@@ -312,7 +338,7 @@ StepOutcome TrainingRun::train_step() {
 // Counts the skipped steps at sync points; true when too many non-finite steps came in a row.
 bool TrainingRun::settle_at_sync_point(bool sync_point, bool stopping) {
   if (sync_point || stopping) {
-    const SkipMonitor::Settled settled = skips_->settle(*optimizer_);
+    const SkipMonitor::Settled settled = skips_->settle(optimizer());
     state_.skipped_steps += settled.skipped;
     longest_skip_run_ = settled.longest_run;
   }
@@ -401,8 +427,9 @@ void TrainingRun::write_curves() {
   }
 }
 
-// Rank 0 saves; every rank waits for it, and all stop when it could not.
+// Rank 0 saves (a sharded optimizer gathered to it first); every rank waits for it, and all stop when it could not.
 void TrainingRun::save(const std::string& name) {
+  const std::unique_ptr<torch::optim::AdamW> gathered = shards_ ? shards_->gather_to_rank0() : nullptr;
   on_ranks_agreeing(ranks_, writes_, [&] {
     if (!parameters_finite(*module_)) {
       throw std::runtime_error("the weights are not finite at step " + std::to_string(state_.step) +
@@ -413,7 +440,7 @@ void TrainingRun::save(const std::string& name) {
       state_.loss_scale = scaler_.scale_value();
       state_.scale_growth_tracker = scaler_.growth_tracker();
     }
-    save_checkpoint(run_dir_ + "/" + name, module_, optimizer_.get(), info_);
+    save_checkpoint(run_dir_ + "/" + name, module_, shards_ ? gathered.get() : optimizer_.get(), info_);
   }, "save " + run_dir_ + "/" + name);
 }
 

@@ -33,6 +33,7 @@ struct TrainResult {
   double last_val_loss = 0.0;   // NaN when never evaluated
   std::vector<double> step_seconds;  // wall time of each optimizer step run in this call
   bool interrupted = false;      // stopped early (signal or max_steps_this_call) after saving last/
+  int64_t peak_device_memory_bytes = 0;  // CUDA: most bytes allocated to tensors at once (0 on a CPU)
 };
 
 TrainResult train_model(const TrainRequest& request);

@@ -20,7 +20,10 @@ bool is_plain_cpu_float(const torch::Tensor& t) {
   return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat && !t.is_sparse() && t.is_contiguous();
 }
 
-bool fusable(torch::optim::AdamW& optimizer) {
+bool fusable(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of) {
+  for (const auto& g : norm_of) {
+    if (!is_plain_cpu_float(g)) return false;
+  }
   for (auto& group : optimizer.param_groups()) {
     if (static_cast<Options&>(group.options()).amsgrad()) return false;
     for (auto& p : group.params()) {
@@ -110,13 +113,10 @@ void update(float* p, const float* g, float* m, float* v, int64_t n, const Coeff
 
 // The CPU fp32 kernel: one pass for the global norm, one fused pass per parameter for clip + AdamW.
 // Returns the unscaled norm; a non-finite one leaves everything untouched.
-double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale) {
+double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale,
+                               const std::vector<torch::Tensor>& norm_of) {
   double squares = 0.0;
-  for (auto& group : optimizer.param_groups()) {
-    for (auto& p : group.params()) {
-      if (p.grad().defined()) squares += sum_of_squares(p.grad().data_ptr<float>(), p.numel());
-    }
-  }
+  for (const auto& g : gradients_for_norm(optimizer, norm_of)) squares += sum_of_squares(g.data_ptr<float>(), g.numel());
   const double total_norm = std::sqrt(squares) / loss_scale;
   if (!std::isfinite(total_norm)) return total_norm;
   float clip = 1.0f;
@@ -153,19 +153,21 @@ double cpu_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, 
   return total_norm;
 }
 
-// The library's own path: clip_grad_norm_ (a host sync) and AdamW::step, one parameter at a time.
-double library_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale) {
-  std::vector<torch::Tensor> params;
+// The library's own path: clip_grad_norm_'s arithmetic (a host sync) and AdamW::step, one parameter at a time.
+double library_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, double loss_scale,
+                                   const std::vector<torch::Tensor>& norm_of) {
+  std::vector<torch::Tensor> norms;
+  for (const auto& g : gradients_for_norm(optimizer, norm_of)) norms.push_back(g.norm(2).to(torch::kDouble));
+  const double norm = norms.empty() ? 0.0 : torch::stack(norms).norm().item<double>() / loss_scale;
+  if (!std::isfinite(norm)) return norm;
+  // clip_grad_norm_: the gradients times min(1, max / (norm + 1e-6)); and here the loss scale divided out.
+  const double clip = max_norm > 0 ? std::min(1.0, max_norm / (norm + 1e-6)) : 1.0;
   for (auto& group : optimizer.param_groups()) {
     for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      if (loss_scale != 1.0) p.mutable_grad().div_(loss_scale);
-      params.push_back(p);
+      if (p.grad().defined() && clip / loss_scale != 1.0) p.mutable_grad().mul_(clip / loss_scale);
     }
   }
-  // clip_grad_norm_ with an infinite bound measures without clipping.
-  const double norm = torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : INFINITY);
-  if (std::isfinite(norm)) optimizer.step();
+  optimizer.step();
   return norm;
 }
 
@@ -190,17 +192,28 @@ torch::optim::AdamWParamState& adamw_state_for(torch::optim::AdamW& optimizer, c
   return static_cast<State&>(*it->second);
 }
 
+std::vector<torch::Tensor> gradients_for_norm(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of) {
+  if (!norm_of.empty()) return norm_of;
+  std::vector<torch::Tensor> grads;
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) {
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+  }
+  return grads;
+}
+
 AdamWStepResult clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm, const torch::Tensor& loss_scale,
-                                    const torch::Tensor& uncounted) {
+                                    const torch::Tensor& uncounted, const std::vector<torch::Tensor>& norm_of) {
   torch::NoGradGuard no_grad;
-  const bool cpu_kernel = !kernels::switched_off() && fusable(optimizer);
-  if (!cpu_kernel && multi_tensor_adamw_supported(optimizer)) {
-    return multi_tensor_clip_and_adamw_step(optimizer, max_norm, loss_scale, uncounted);
+  const bool cpu_kernel = !kernels::switched_off() && fusable(optimizer, norm_of);
+  if (!cpu_kernel && multi_tensor_adamw_supported(optimizer, norm_of)) {
+    return multi_tensor_clip_and_adamw_step(optimizer, max_norm, loss_scale, uncounted, norm_of);
   }
   // The host paths decide on the host (a sync on the library path) and never leave steps uncounted.
   const double scale = loss_scale.defined() ? loss_scale.item<double>() : 1.0;
-  return host_decided(cpu_kernel ? cpu_clip_and_adamw_step(optimizer, max_norm, scale)
-                                 : library_clip_and_adamw_step(optimizer, max_norm, scale));
+  return host_decided(cpu_kernel ? cpu_clip_and_adamw_step(optimizer, max_norm, scale, norm_of)
+                                 : library_clip_and_adamw_step(optimizer, max_norm, scale, norm_of));
 }
 
 void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n) {

@@ -7,6 +7,8 @@
 // Leaves out: amsgrad on the fused paths (it takes the library's path).
 // Every path skips a step whose gradients are not finite (the trainer counts and reports those steps).
 #pragma once
+#include <vector>
+
 #include <torch/torch.h>
 
 namespace lmzoo {
@@ -26,18 +28,26 @@ struct AdamWStepResult {
 // finite (NaN / inf gradients), in which case nothing changes.
 // loss_scale (optional, 0-dim): the gradients are of the loss times it (fp16 loss scaling); they are
 // divided by it before clipping. uncounted (optional, 0-dim float): skipped steps the step counters still
-// include (see AdamWStepResult); the bias corrections leave them out.
+// include (see AdamWStepResult); the bias corrections leave them out. norm_of (optional): the gradients whose
+// global norm clips and decides a skip, when the optimizer holds only some of them (a rank that updates its
+// share of the parameters, ZeRO-1, passes all of them in the whole optimizer's order: the norm has its bits).
 AdamWStepResult clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
-                                    const torch::Tensor& loss_scale = {}, const torch::Tensor& uncounted = {});
+                                    const torch::Tensor& loss_scale = {}, const torch::Tensor& uncounted = {},
+                                    const std::vector<torch::Tensor>& norm_of = {});
 
 // Takes n skipped steps back from every parameter's Adam step counter (see AdamWStepResult).
 void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n);
 
 // The multi-tensor path on its own (tests compare it with the library on whatever device has it).
-bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer);
+bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of = {});
 AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
                                                  const torch::Tensor& loss_scale = {},
-                                                 const torch::Tensor& uncounted = {});
+                                                 const torch::Tensor& uncounted = {},
+                                                 const std::vector<torch::Tensor>& norm_of = {});
+
+// The gradients a step's norm is taken over: norm_of when given, else the defined gradients of the optimizer's
+// parameters, group by group.
+std::vector<torch::Tensor> gradients_for_norm(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of);
 
 // p's AdamW state in the optimizer's map, created (step 0, zero moments) when missing.
 torch::optim::AdamWParamState& adamw_state_for(torch::optim::AdamW& optimizer, const torch::Tensor& p);

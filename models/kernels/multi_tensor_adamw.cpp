@@ -9,9 +9,13 @@
 
 namespace lmzoo {
 
-bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer) {
+bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of) {
 #if LMZOO_HAS_FUSED_ADAMW
   c10::optional<torch::Device> device;
+  for (const auto& g : norm_of) {
+    if (g.is_sparse() || (device && *device != g.device())) return false;
+    device = g.device();
+  }
   for (auto& group : optimizer.param_groups()) {
     if (static_cast<torch::optim::AdamWOptions&>(group.options()).amsgrad()) return false;
     for (auto& p : group.params()) {
@@ -28,21 +32,17 @@ bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer) {
   if (!device) return false;
   return device->is_cuda() || (device->is_cpu() && LMZOO_TORCH_AT_LEAST(2, 4));
 #else
-  (void)optimizer;
+  (void)optimizer, (void)norm_of;
   return false;
 #endif
 }
 
 AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
-                                                 const torch::Tensor& loss_scale, const torch::Tensor& uncounted) {
+                                                 const torch::Tensor& loss_scale, const torch::Tensor& uncounted,
+                                                 const std::vector<torch::Tensor>& norm_of) {
 #if LMZOO_HAS_FUSED_ADAMW
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> all_grads;
-  for (auto& group : optimizer.param_groups()) {
-    for (auto& p : group.params()) {
-      if (p.grad().defined()) all_grads.push_back(p.grad());
-    }
-  }
+  const std::vector<torch::Tensor> all_grads = gradients_for_norm(optimizer, norm_of);
   TORCH_CHECK(!all_grads.empty(), "no parameter has a gradient");
   const auto device = all_grads.front().device();
   const auto on_device = torch::TensorOptions().dtype(torch::kFloat).device(device);
@@ -84,7 +84,7 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
   }
   return {norm, found_inf, /*counted_when_skipped=*/true};
 #else
-  (void)optimizer, (void)max_norm, (void)loss_scale, (void)uncounted;
+  (void)optimizer, (void)max_norm, (void)loss_scale, (void)uncounted, (void)norm_of;
   TORCH_CHECK(false, "multi-tensor AdamW needs LibTorch 2.1 or later");
   return {};
 #endif
