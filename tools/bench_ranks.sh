@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Data-parallel scaling on this machine: training tokens/s and peak resident memory per rank of 1 rank, 2 ranks and
-# 2 ranks with --shard-optimizer (Gloo, one thread each, same per-rank batch), the median of REPEATS alternating
-# runs each, and the ratios against 1 rank. Usage: tools/bench_ranks.sh DATA_DIR
+# Data-parallel scaling on this machine: training tokens/s and each rank's peak resident memory for 1 rank, 2 ranks
+# and 2 ranks with --shard-optimizer (Gloo, one thread each, same per-rank batch), the median of REPEATS
+# alternating runs each, and the ratios against 1 rank. Usage: tools/bench_ranks.sh DATA_DIR
 set -euo pipefail
 DATA=${1:?usage: tools/bench_ranks.sh DATA_DIR (a directory made by lmzoo prepare)}
 LMZOO=${LMZOO:-$(cd "$(dirname "$0")/.." && pwd)/build/lmzoo}
@@ -12,51 +12,48 @@ ARGS="train --data $DATA --device cpu --threads 1 $MODEL --steps $STEPS --log-in
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# "TOKENS_PER_S PEAK_MIB": the median tokens/s of a run's train records after the first (warm-up) one, and the
-# largest peak resident memory of its ranks (their summary lines).
-run_figures() {
-  /usr/bin/python3 - "$1" <<'PY'
-import glob, json, statistics, sys
-rates = [r["tokens_per_s"] for r in map(json.loads, open(sys.argv[1] + "/metrics.jsonl")) if r["type"] == "train"][1:]
-peaks = [json.loads(open(f).read())["peak_host_memory_bytes"] for f in glob.glob(sys.argv[1] + ".out*")]
-print(statistics.median(rates), max(peaks) / 2**20)
+# run RANKS OUT [FLAG...]: one run (RANKS processes, as torchrun starts them); prints "TOKENS_PER_S RSS0 RSS1..":
+# the median tokens/s of its train records after the first (warm-up) one, and each rank's peak RSS in MiB.
+run() {
+  /usr/bin/python3 - "$LMZOO" "$DATA" "$@" <<PY
+import json, os, random, statistics, subprocess, sys
+lmzoo, data, world, out, flags = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+port = str(random.randint(20000, 40000))
+ranks = []
+for rank in range(world):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if world > 1:
+        env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    with open(f"{out}.err{rank}", "w") as err:
+        ranks.append(subprocess.Popen([lmzoo] + "$ARGS".split() + flags + ["--out", out], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=err))
+peaks = []
+for proc in ranks:
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(open(f"{out}.err{len(peaks)}").read())
+    peaks.append(usage.ru_maxrss / 1024)  # kilobytes -> MiB
+rates = [r["tokens_per_s"] for r in map(json.loads, open(out + "/metrics.jsonl")) if r["type"] == "train"][1:]
+print(statistics.median(rates), *peaks)
 PY
-}
-
-one_rank() {
-  OMP_NUM_THREADS=1 "$LMZOO" $ARGS --out "$1" 2>"$1.err" >"$1.out0" || { cat "$1.err" >&2; exit 1; }
-}
-
-# two_ranks OUT [FLAG...]
-two_ranks() {
-  local out=$1 port=$((20000 + RANDOM % 20000)) rank
-  shift
-  for rank in 0 1; do
-    env RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
-      "$LMZOO" $ARGS "$@" --out "$out" 2>"$out.err$rank" >"$out.out$rank" &
-  done
-  wait %1 && wait %2 || { cat "$out".err* >&2; exit 1; }
 }
 
 ones=() twos=() shards=()
 for i in $(seq "$REPEATS"); do
-  one_rank "$WORK/one$i"
-  ones+=("$(run_figures "$WORK/one$i")")
-  two_ranks "$WORK/two$i"
-  twos+=("$(run_figures "$WORK/two$i")")
-  two_ranks "$WORK/shard$i" --shard-optimizer
-  shards+=("$(run_figures "$WORK/shard$i")")
+  ones+=("$(run 1 "$WORK/one$i")")
+  twos+=("$(run 2 "$WORK/two$i")")
+  shards+=("$(run 2 "$WORK/shard$i" --shard-optimizer)")
 done
 /usr/bin/python3 - "$MODEL" "$REPEATS" "$(IFS=,; echo "${ones[*]}")" "$(IFS=,; echo "${twos[*]}")" \
   "$(IFS=,; echo "${shards[*]}")" <<'PY'
 import statistics, sys
 model, repeats = sys.argv[1], sys.argv[2]
-def medians(arg):
-    runs = [tuple(map(float, run.split())) for run in arg.split(",")]
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+def medians(arg):  # per column over the runs
+    runs = [list(map(float, run.split())) for run in arg.split(",")]
+    return [statistics.median(column) for column in zip(*runs)]
 one, two, shard = medians(sys.argv[3]), medians(sys.argv[4]), medians(sys.argv[5])
 print(f"model: {model}, one thread per rank, {repeats} runs each (medians)")
-print(f"{'':32}{'tokens/s':>10}{'vs 1 rank':>11}{'peak RSS/rank':>15}")
-for name, (rate, mib) in [("1 rank", one), ("2 ranks", two), ("2 ranks, --shard-optimizer", shard)]:
-    print(f"{name:32}{rate:10.0f}{rate / one[0]:10.2f}x{mib:11.0f} MiB")
+print(f"{'':28}{'tokens/s':>10}{'vs 1 rank':>11}   peak RSS per rank (MiB)")
+for name, (rate, *mib) in [("1 rank", one), ("2 ranks", two), ("2 ranks, --shard-optimizer", shard)]:
+    print(f"{name:28}{rate:10.0f}{rate / one[0]:10.2f}x   " + " / ".join(f"{m:.0f}" for m in mib))
 PY

@@ -5,7 +5,6 @@
 #include <map>
 #include <numeric>
 
-#include "models/kernels/fused_adamw.h"
 #include "models/torch_compat.h"
 
 namespace lmzoo {
@@ -116,10 +115,11 @@ std::unique_ptr<torch::optim::AdamW> OptimizerShards::gather_to_rank0() {
     }
     comm_.broadcast(moments, owner_[i]);
     if (!receiver) continue;
-    auto& s = adamw_state_for(*whole, p);
-    s.step(step_plus_one - 1);
-    s.exp_avg(moments[0].to(p.device()).clone());
-    s.exp_avg_sq(moments[1].to(p.device()).clone());
+    auto s = std::make_unique<torch::optim::AdamWParamState>();
+    s->step(step_plus_one - 1);
+    s->exp_avg(moments[0].to(torch::kCPU));  // host memory: a GPU never holds more than its own share
+    s->exp_avg_sq(moments[1].to(torch::kCPU));
+    whole->state()[state_key(p)] = std::move(s);
   }
   return whole;
 }

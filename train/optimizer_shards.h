@@ -34,7 +34,8 @@ class OptimizerShards {
   void share_updates();
 
   // Collective: the whole optimizer, as one process would hold it, on rank 0 (null on the others, which only
-  // send). Each parameter's state travels alone, so a sending rank never holds more than its own share.
+  // send). Each parameter's state travels alone, so a sending rank never holds more than its own share plus one
+  // tensor's; rank 0 gathers into host memory (on a GPU run its device keeps only its share).
   std::unique_ptr<torch::optim::AdamW> gather_to_rank0();
   // Every rank reads a checkpoint's whole optimizer.pt and keeps the state of its own parameters.
   void load(const CheckpointInfo& checkpoint);
