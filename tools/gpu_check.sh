@@ -310,25 +310,33 @@ smoke_family() {
 }
 
 # One NCCL rank under torchrun (this machine has one GPU) must train to exactly the losses of the same run in one
-# process: the process group, the gradient buckets and the target-count weighting change nothing with one rank.
+# process: the process group, the gradient buckets and the target-count weighting change nothing with one rank;
+# nor does --shard-optimizer (its owner broadcasts and the state gathered for the checkpoint run on the device).
 smoke_nccl() {
   local data="$1" runs="$2"
   local flags=(train --data "$data" --n-layer 2 --n-head 2 --d-model 64 --seq-len 64 --batch-size 8 --steps 20
                --warmup 2 --eval-interval 10 --eval-iters 2 --device cuda --dropout 0)
-  rm -rf "$runs/nccl-one" "$runs/nccl-rank"
+  rm -rf "$runs/nccl-one" "$runs/nccl-rank" "$runs/nccl-sharded"
   run_checked "nccl one process" "$LMZOO" "${flags[@]}" --out "$runs/nccl-one" || return 1
-  run_checked "nccl 1 rank under torchrun" "$PYTHON" -m torch.distributed.run --nproc_per_node 1 --no_python \
-    "$LMZOO" "${flags[@]}" --out "$runs/nccl-rank" || return 1
-  local one rank
-  one=$(tail -n 1 "$LOGS/nccl_one_process.out" | sed 's/"run_dir":"[^"]*",//')
-  rank=$(tail -n 1 "$LOGS/nccl_1_rank_under_torchrun.out" | sed 's/"run_dir":"[^"]*",//')
-  if ! grep -q "1 ranks (nccl)" "$LOGS/nccl_1_rank_under_torchrun.err"; then
-    fail "nccl rank named in the first line" "no '1 ranks (nccl)' on stderr"
-  elif [ "$one" != "$rank" ]; then
-    fail "nccl 1 rank = one process" "$rank vs $one"
-  else
-    pass "nccl 1 rank = one process ($rank)"
-  fi
+  # The summary lines less what differs between two processes of the same run: the run directory, the peaks.
+  local one same='s/"peak_[a-z_]*":[0-9]*,//g; s/"run_dir":"[^"]*",//'
+  one=$(tail -n 1 "$LOGS/nccl_one_process.out" | sed "$same")
+  local variant name rank out
+  for variant in "" "--shard-optimizer"; do
+    name="nccl 1 rank under torchrun${variant:+ $variant}"
+    out="$runs/nccl-rank"
+    [ -n "$variant" ] && out="$runs/nccl-sharded"
+    run_checked "$name" "$PYTHON" -m torch.distributed.run --nproc_per_node 1 --no_python \
+      "$LMZOO" "${flags[@]}" $variant --out "$out" || return 1
+    rank=$(tail -n 1 "$LOGS/${name//[^A-Za-z0-9_.-]/_}.out" | sed "$same")
+    if ! grep -q "1 ranks (nccl)" "$LOGS/${name//[^A-Za-z0-9_.-]/_}.err"; then
+      fail "$name: rank named in the first line" "no '1 ranks (nccl)' on stderr"
+    elif [ "$one" != "$rank" ]; then
+      fail "$name = one process" "$rank vs $one"
+    else
+      pass "$name = one process ($rank)"
+    fi
+  done
 }
 
 smoke() {
