@@ -114,7 +114,7 @@ class TrainingRun {
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
   bool evaluate_and_save(bool eval_step, bool stopping, bool signalled);
-  void save(const std::string& name);
+  void save(const std::vector<std::string>& names);
   void write_curves();
   torch::optim::AdamW& optimizer() { return shards_ ? shards_->local() : *optimizer_; }
 
@@ -400,8 +400,9 @@ bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalle
       metrics_->append({{"type", "eval"}, {"step", state_.step}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)}});
     }
   }
-  save("last");
-  if (improved || (!has_val_ && eval_step)) save("best");
+  std::vector<std::string> checkpoints{"last"};
+  if (improved || (!has_val_ && eval_step)) checkpoints.push_back("best");
+  save(checkpoints);
   if (writes_ && eval_step) write_curves();
   if (stopping && state_.step < cfg_.steps) {
     if (shows_) {
@@ -427,21 +428,24 @@ void TrainingRun::write_curves() {
   }
 }
 
-// Rank 0 saves (a sharded optimizer gathered to it first); every rank waits for it, and all stop when it could not.
-void TrainingRun::save(const std::string& name) {
+// Rank 0 saves each of RUN_DIR/NAMES (a sharded optimizer gathered to it once first, and let go after); every
+// rank waits for it, and all stop when it could not.
+void TrainingRun::save(const std::vector<std::string>& names) {
   const std::unique_ptr<torch::optim::AdamW> gathered = shards_ ? shards_->gather_to_rank0() : nullptr;
-  on_ranks_agreeing(ranks_, writes_, [&] {
-    if (!parameters_finite(*module_)) {
-      throw std::runtime_error("the weights are not finite at step " + std::to_string(state_.step) +
-                               ": not saved (the last checkpoint is untouched); try a lower --lr or --precision fp32");
-    }
-    state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
-    if (scaler_.enabled()) {
-      state_.loss_scale = scaler_.scale_value();
-      state_.scale_growth_tracker = scaler_.growth_tracker();
-    }
-    save_checkpoint(run_dir_ + "/" + name, module_, shards_ ? gathered.get() : optimizer_.get(), info_);
-  }, "save " + run_dir_ + "/" + name);
+  for (const std::string& name : names) {
+    on_ranks_agreeing(ranks_, writes_, [&] {
+      if (!parameters_finite(*module_)) {
+        throw std::runtime_error("the weights are not finite at step " + std::to_string(state_.step) +
+                                 ": not saved (the last checkpoint is untouched); try a lower --lr or --precision fp32");
+      }
+      state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
+      if (scaler_.enabled()) {
+        state_.loss_scale = scaler_.scale_value();
+        state_.scale_growth_tracker = scaler_.growth_tracker();
+      }
+      save_checkpoint(run_dir_ + "/" + name, module_, shards_ ? gathered.get() : optimizer_.get(), info_);
+    }, "save " + run_dir_ + "/" + name);
+  }
 }
 
 }  // namespace
