@@ -16,9 +16,25 @@ namespace {
 std::vector<int> to_int(const std::vector<int64_t>& ids) { return std::vector<int>(ids.begin(), ids.end()); }
 std::vector<int64_t> to_int64(const std::vector<int>& ids) { return std::vector<int64_t>(ids.begin(), ids.end()); }
 
-class Gpt2Backend : public TokenizerBackend {
+// What both tokenizers answer alike: ids as int, and long text needs no chunking.
+template <typename Tok>
+class ForwardingBackend : public TokenizerBackend {
  public:
-  explicit Gpt2Backend(Gpt2BpeTokenizer tok) : tok_(std::move(tok)) {
+  explicit ForwardingBackend(Tok tok) : tok_(std::move(tok)) {}
+  std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text)); }
+  std::vector<int> encode_long(const std::string& text, size_t) const override { return encode(text); }
+  std::string decode(const std::vector<int>& ids) const override { return tok_.decode(to_int64(ids)); }
+  std::string id_to_piece(int id) const override { return tok_.id_to_piece(id); }
+  int piece_to_id(const std::string& piece) const override { return int(tok_.piece_to_id(piece)); }
+  int vocab_size() const override { return int(tok_.vocab_size()); }
+
+ protected:
+  Tok tok_;
+};
+
+class Gpt2Backend : public ForwardingBackend<Gpt2BpeTokenizer> {
+ public:
+  explicit Gpt2Backend(Gpt2BpeTokenizer tok) : ForwardingBackend(std::move(tok)) {
     for (const auto& piece : tok_.special_tokens()) controls_.push_back(int(tok_.piece_to_id(piece)));
     bytes_.resize(size_t(tok_.vocab_size()));
     for (int id = 0; id < vocab_size(); ++id) {
@@ -26,12 +42,6 @@ class Gpt2Backend : public TokenizerBackend {
       bytes_[size_t(id)] = tok_.decode({id});
     }
   }
-  std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text)); }
-  std::vector<int> encode_long(const std::string& text, size_t) const override { return encode(text); }
-  std::string decode(const std::vector<int>& ids) const override { return tok_.decode(to_int64(ids)); }
-  std::string id_to_piece(int id) const override { return tok_.id_to_piece(id); }
-  int piece_to_id(const std::string& piece) const override { return int(tok_.piece_to_id(piece)); }
-  int vocab_size() const override { return int(tok_.vocab_size()); }
   bool is_word_start(int id) const override { return !bytes_[size_t(id)].empty() && bytes_[size_t(id)][0] == ' '; }
   int piece_bytes(int id) const override { return int(bytes_[size_t(id)].size()); }
   bool is_control(int id) const override {
@@ -40,20 +50,13 @@ class Gpt2Backend : public TokenizerBackend {
   }
 
  private:
-  Gpt2BpeTokenizer tok_;
   std::vector<int> controls_;       // ids of the special tokens (<|endoftext|>)
   std::vector<std::string> bytes_;  // id -> the bytes it decodes to ("" for controls)
 };
 
-class WordPieceBackend : public TokenizerBackend {
+class WordPieceBackend : public ForwardingBackend<WordPieceTokenizer> {
  public:
-  explicit WordPieceBackend(WordPieceTokenizer tok) : tok_(std::move(tok)) {}
-  std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text)); }
-  std::vector<int> encode_long(const std::string& text, size_t) const override { return encode(text); }
-  std::string decode(const std::vector<int>& ids) const override { return tok_.decode(to_int64(ids)); }
-  std::string id_to_piece(int id) const override { return tok_.id_to_piece(id); }
-  int piece_to_id(const std::string& piece) const override { return int(tok_.piece_to_id(piece)); }
-  int vocab_size() const override { return int(tok_.vocab_size()); }
+  explicit WordPieceBackend(WordPieceTokenizer tok) : ForwardingBackend(std::move(tok)) {}
   bool is_word_start(int id) const override { return tok_.id_to_piece(id).rfind("##", 0) != 0; }
   // WordPiece drops spaces and may lower-case, so this approximates: the piece's length without "##", plus one
   // for the space before a word; 0 for [CLS]-style pieces.
@@ -63,9 +66,6 @@ class WordPieceBackend : public TokenizerBackend {
     return is_word_start(id) ? int(piece.size()) + 1 : int(piece.size()) - 2;
   }
   bool is_control(int) const override { return false; }
-
- private:
-  WordPieceTokenizer tok_;
 };
 
 // tokenizer_config.json's switches (absent keys keep WordPieceOptions' defaults, as HF's BertTokenizer).

@@ -363,6 +363,16 @@ std::string import_with_tokenizer(const TempDir& dir, const std::string& arch, c
 
 nlohmann::json read_json_file(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
+// `lmzoo generate` from CKPT with ARGS (prompt and length) must succeed; then CKPT is exported to DIR/back, whose
+// config.json is returned.
+nlohmann::json generate_then_export(const std::string& ckpt, const std::string& args, const TempDir& dir) {
+  auto generated = run_cli("generate --checkpoint " + ckpt + " " + args);
+  INFO(generated.out << generated.err);
+  CHECK(generated.exit_code == 0);
+  REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+  return read_json_file(dir / "back/config.json");
+}
+
 }  // namespace
 
 TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama SentencePiece", "[hf][python]") {
@@ -376,12 +386,8 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     std::filesystem::create_directories(vocab);
     write_bert_vocab(vocab, /*cased=*/false);
     const std::string ckpt = import_with_tokenizer(dir, "bert-mlm", vocab.string());
-    auto filled = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat [MASK] on the mat.'");
-    INFO(filled.out << filled.err);
-    CHECK(filled.exit_code == 0);
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
+    const auto config = generate_then_export(ckpt, "--prompt 'the cat [MASK] on the mat.'", dir);  // fills masks
     CHECK(read_text(dir / "back/vocab.txt") == read_text(vocab / "vocab.txt"));
-    const auto config = read_json_file(dir / "back/config.json");
     CHECK(config["pad_token_id"] == 0);  // [PAD]
   }
   SECTION("T5 with a spiece.model: pad 0, eos 1, sentinels on top") {
@@ -393,11 +399,7 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     CHECK(tokenizer.special().pad == 0);
     CHECK(tokenizer.special().eos == 1);
     CHECK(tokenizer.special().sentinels.front() == tokenizer.vocab_size() - 1);
-    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat sat' --max-new-tokens 4");
-    INFO(generated.out << generated.err);
-    CHECK(generated.exit_code == 0);
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
-    const auto config = read_json_file(dir / "back/config.json");
+    const auto config = generate_then_export(ckpt, "--prompt 'the cat sat' --max-new-tokens 4", dir);
     CHECK(config["pad_token_id"] == 0);
     CHECK(config["eos_token_id"] == 1);
     CHECK(config["decoder_start_token_id"] == 0);
@@ -408,11 +410,7 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     std::filesystem::create_directories(spm);
     write_text(spm / "tokenizer.model", train_hf_spm(SpmStyle::kLlama));
     const std::string ckpt = import_with_tokenizer(dir, "llama", spm.string());
-    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'the cat sat' --max-new-tokens 4");
-    INFO(generated.out << generated.err);
-    CHECK(generated.exit_code == 0);
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
-    const auto config = read_json_file(dir / "back/config.json");
+    const auto config = generate_then_export(ckpt, "--prompt 'the cat sat' --max-new-tokens 4", dir);
     CHECK(config["bos_token_id"] == 1);
     CHECK(config["eos_token_id"] == 2);
     CHECK_FALSE(config.contains("pad_token_id"));
@@ -427,11 +425,7 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     write_text(dir / "hello.txt", "Hello world");
     auto encoded = run_cli("tokenizer encode --ids --tokenizer " + ckpt, dir / "hello.txt");
     CHECK(encoded.out == "15496 995\n");  // GPT-2's ids of "Hello" and " world"
-    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt 'Hello' --max-new-tokens 4");
-    INFO(generated.out << generated.err);
-    CHECK(generated.exit_code == 0);
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / "back")).exit_code == 0);
-    const auto config = read_json_file(dir / "back/config.json");
+    const auto config = generate_then_export(ckpt, "--prompt 'Hello' --max-new-tokens 4", dir);
     CHECK(config["eos_token_id"] == 50256);  // <|endoftext|>
     CHECK(nlohmann::json::parse(read_text(dir / "back/vocab.json")).size() == 50257);
     CHECK(read_text(dir / "back/merges.txt").rfind("#version", 0) == 0);
