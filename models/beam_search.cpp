@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "data/interrupt.h"
+
 namespace lmzoo {
 
 namespace {
@@ -187,6 +189,7 @@ std::vector<std::vector<Hypothesis>> beam_search(BeamDecoder& decoder, int64_t b
   const int64_t V = logits.size(1);
 
   for (int64_t len = 1;; ++len) {  // len: tokens in each candidate
+    throw_if_interrupted("searching beams");
     const Candidates candidates = top_candidates(logits, state, batch, K);
     NextRows next(batch * K, options.pad_id);
     for (int64_t b = 0; b < batch; ++b) {

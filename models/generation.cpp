@@ -1,10 +1,13 @@
 // Sampling and KV-cached decoding. GPT: when the sequence outgrows the context, the last max_seq_len - 1
 // tokens are re-encoded and decoding continues from a fresh cache. T5: one encoding, cached decoder steps.
+// A SIGINT (data/interrupt.h) ends decoding early with the tokens produced so far.
 #include "models/generation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <stdexcept>
+
+#include "data/interrupt.h"
 
 namespace lmzoo {
 
@@ -46,7 +49,7 @@ std::vector<int64_t> generate_tokens(GPT& model, const std::vector<int64_t>& pro
   cache = model->new_cache();
   const int64_t start = std::max<int64_t>(0, int64_t(sequence.size()) - (context - 1));
   auto logits = feed(std::vector<int64_t>(sequence.begin() + start, sequence.end()));
-  for (int64_t i = 0; i < options.max_new_tokens; ++i) {
+  for (int64_t i = 0; i < options.max_new_tokens && !interrupt_requested(); ++i) {
     const int64_t next = sample_next_token(logits, options, generator);
     sequence.push_back(next);
     generated.push_back(next);
@@ -71,7 +74,7 @@ std::vector<int64_t> generate_t5_tokens(T5& model, const std::vector<int64_t>& i
   T5Cache cache = model->new_cache();
   std::vector<int64_t> generated;
   int64_t next = 0;  // decoder start id: pad
-  for (int64_t i = 0; i < options.max_new_tokens; ++i) {
+  for (int64_t i = 0; i < options.max_new_tokens && !interrupt_requested(); ++i) {
     auto step = torch::full({1, 1}, next, torch::TensorOptions().dtype(torch::kLong).device(device));  // (1, 1)
     auto logits = model->decode(step, i == 0 ? encoded : torch::Tensor(), torch::Tensor(), &cache);  // (1, 1, V)
     next = sample_next_token(logits.select(1, 0).squeeze(0), options, generator);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "lmzoo_build_paths.h"
+#include "lmzoo_test_paths.h"
 
 namespace lmzoo::test {
 
@@ -46,10 +47,10 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-// Runs `lmzoo ARGS` through the shell (ARGS already quoted); stdin from STDIN_FILE if given.
-inline CliResult run_cli(const std::string& args, const std::string& stdin_file = "") {
+// Runs `BINARY ARGS` through the shell (ARGS already quoted); stdin from STDIN_FILE if given.
+inline CliResult run_binary(const std::string& binary, const std::string& args, const std::string& stdin_file = "") {
   TempDir tmp;
-  std::string cmd = std::string(LMZOO_BINARY) + " " + args + " >" + (tmp / "out") + " 2>" + (tmp / "err");
+  std::string cmd = binary + " " + args + " >" + (tmp / "out") + " 2>" + (tmp / "err");
   if (!stdin_file.empty()) cmd += " <" + stdin_file;
   else cmd += " </dev/null";
   CliResult r;
@@ -58,6 +59,11 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_file 
   r.out = read_text(tmp.path / "out");
   r.err = read_text(tmp.path / "err");
   return r;
+}
+
+// Runs `lmzoo ARGS` through the shell (ARGS already quoted); stdin from STDIN_FILE if given.
+inline CliResult run_cli(const std::string& args, const std::string& stdin_file = "") {
+  return run_binary(LMZOO_BINARY, args, stdin_file);
 }
 
 // Number of lines in s (a trailing newline does not start a new line).

@@ -62,7 +62,8 @@ struct RanksResult {
 // Starts ranks 0 .. world-1 (or only those in `which`, when given) of `lmzoo ARGS_OF(rank)`; each rank's
 // environment also gets ENV_OF(rank) ("NAME=value ..."), and OMP_NUM_THREADS=1.
 inline Ranks start_ranks(int world, const std::function<std::string(int)>& args_of, const TempDir& dir,
-                         const std::function<std::string(int)>& env_of = {}, std::vector<int> which = {}) {
+                         const std::function<std::string(int)>& env_of = {}, std::vector<int> which = {},
+                         const std::string& binary = LMZOO_BINARY) {
   if (which.empty()) {
     for (int r = 0; r < world; ++r) which.push_back(r);
   }
@@ -75,7 +76,7 @@ inline Ranks start_ranks(int world, const std::function<std::string(int)>& args_
                             std::to_string(port) + " OMP_NUM_THREADS=1 " + (env_of ? env_of(r) : "") + " ";
     ranks.out_files.push_back(dir / ("rank" + std::to_string(r) + ".out"));
     ranks.err_files.push_back(dir / ("rank" + std::to_string(r) + ".err"));
-    ranks.pids.push_back(spawn_shell(env + LMZOO_BINARY + " " + args_of(r), ranks.out_files.back(), ranks.err_files.back()));
+    ranks.pids.push_back(spawn_shell(env + binary + " " + args_of(r), ranks.out_files.back(), ranks.err_files.back()));
   }
   return ranks;
 }
@@ -103,8 +104,9 @@ inline CliResult run_cli_env(const std::string& env, const std::string& args) {
 }
 
 inline RanksResult run_ranks(int world, const std::function<std::string(int)>& args_of, const TempDir& dir,
-                             const std::function<std::string(int)>& env_of = {}, std::vector<int> which = {}) {
-  return wait_ranks(start_ranks(world, args_of, dir, env_of, std::move(which)));
+                             const std::function<std::string(int)>& env_of = {}, std::vector<int> which = {},
+                             const std::string& binary = LMZOO_BINARY) {
+  return wait_ranks(start_ranks(world, args_of, dir, env_of, std::move(which), binary));
 }
 
 }  // namespace lmzoo::test

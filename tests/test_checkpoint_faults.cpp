@@ -119,7 +119,7 @@ TEST_CASE("a kill at each step of the checkpoint swap leaves one complete checkp
   const std::string run = copy_of_base(dir, c.step);
   {
     ScopedEnv crash("LMZOO_TEST_CRASH_AT", c.step);
-    const auto killed = run_cli("train --resume " + run + " --steps 8");
+    const auto killed = run_binary(LMZOO_FAULTS_BINARY, "train --resume " + run + " --steps 8");
     INFO(killed.err);
     REQUIRE(killed.exit_code != 0);
     CHECK(killed.out.empty());  // died before printing its result

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_swap.h"
 #include "train/schedule.h"
 
 extern char** environ;
@@ -122,6 +124,47 @@ TEST_CASE("non-finite gradients: steps are skipped, the run stops after K in a r
   }
 }
 
+// Every file under DIR with its bytes: what a refused command must leave as it was.
+static std::map<std::string, std::string> tree_contents(const std::string& dir) {
+  std::map<std::string, std::string> contents;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    contents[e.path().string()] = e.is_regular_file() ? read_text(e.path()) : "(directory)";
+  }
+  return contents;
+}
+
+TEST_CASE("a new run never starts in a directory holding run state, whatever part of it is missing",
+          "[train][faults][run_dir]") {
+  const Fixture& f = tiny_corpus("char");
+  TempDir dir;
+  const std::string run = two_step_run(dir);
+  const std::string fresh = "train --data " + f.data_dir + " --out " + run + kTiny + "--steps 2";
+  fs::remove_all(run + "/last");  // a run stopped before its first last/, or whose last/ was removed
+  struct Case {
+    std::vector<std::string> removed;  // besides last/
+    std::string named;                 // what the refusal lists
+  };
+  for (const Case& c : {Case{{}, "(best, curves.svg, metrics.jsonl)"}, Case{{"best"}, "(curves.svg, metrics.jsonl)"},
+                        Case{{"best", "curves.svg"}, "(metrics.jsonl)"}, Case{{"metrics.jsonl"}, "(best, curves.svg)"}}) {
+    TempDir copy;
+    const std::string case_run = copy / "run";
+    fs::copy(run, case_run, fs::copy_options::recursive);
+    for (const auto& name : c.removed) fs::remove_all(case_run + "/" + name);
+    const auto before = tree_contents(case_run);
+    const CliResult r = run_cli("train --data " + f.data_dir + " --out " + case_run + kTiny + "--steps 2");
+    INFO("removed last/ and " << c.removed.size() << " more");
+    check_user_error(r, case_run + " already holds a run " + c.named + "; it has no complete last/ to resume from");
+    CHECK(r.exit_code == 2);
+    CHECK(tree_contents(case_run) == before);  // nothing replaced, nothing added
+  }
+  // A lock file and an empty metrics.jsonl (a run killed before it logged anything) are no run state.
+  for (const auto& e : fs::directory_iterator(run)) {
+    if (e.path().filename() != ".lock") fs::remove_all(e.path());
+  }
+  write_text(run + "/metrics.jsonl", "");
+  CHECK(last_json_line(train_ok(fresh.substr(std::string("train ").size())))["step"] == 2);
+}
+
 TEST_CASE("one live run per run directory: a second is refused, the lock dies with its process",
           "[train][faults][lock]") {
   const Fixture& f = tiny_corpus("char");
@@ -215,8 +258,15 @@ TEST_CASE("kill -9 at random points, then resume: the weights of an uninterrupte
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> delay_ms(int(straight_ms / 12), int(straight_ms / 3));
   int kills = 0;
+  // A kill before the first complete checkpoint leaves a run that cannot be resumed and that a new run refuses
+  // to overwrite (a metrics.jsonl, a half-written .last.tmp-PID): the user removes it and starts again.
+  const auto resumable = [&run] {
+    if (!find_complete_checkpoint(run, "last").empty()) return true;
+    fs::remove_all(run);
+    return false;
+  };
   for (int attempt = 0; attempt < 12 && kills < 5; ++attempt) {
-    const bool started = fs::exists(run + "/last");
+    const bool started = resumable();
     const pid_t pid = spawn_cli(started ? "train --resume " + run + " --steps 24"
                                         : "train --data " + f.data_dir + " --out " + run + flags,
                                 dir);
@@ -228,7 +278,7 @@ TEST_CASE("kill -9 at random points, then resume: the weights of an uninterrupte
   }
   INFO("kills: " << kills);
   CHECK(kills >= 3);
-  const bool started = fs::exists(run + "/last");
+  const bool started = resumable();
   if (!started || read_checkpoint(run + "/last").state.step < 24) {
     train_ok(started ? "--resume " + run + " --steps 24" : "--data " + f.data_dir + " --out " + run + flags);
   }

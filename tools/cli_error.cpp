@@ -7,6 +7,8 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "data/interrupt.h"
+
 namespace lmzoo::cli {
 
 namespace {
@@ -30,6 +32,9 @@ int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) 
   const std::string prefix = std::string("lmzoo ") + command + ": error: ";
   try {
     return fn(argc, argv);
+  } catch (const Interrupted& e) {
+    std::cerr << "lmzoo " << command << ": " << e.what() << " (nothing written)\n";
+    return 130;
   } catch (const UsageError& e) {
     std::cerr << prefix << e.what() << "\n";
     return 2;

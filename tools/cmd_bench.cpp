@@ -12,6 +12,7 @@
 
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include "data/interrupt.h"
 #include "data/tokenizer.h"
 #include "models/presets.h"
 #include "tools/cli_common.h"
@@ -193,6 +194,7 @@ int run_bench(int argc, char** argv) {
   configure_device_math(device, t.tf32);
   const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
   const BenchRun run = run_profiled(request, device, profile_path);
+  if (run.result.interrupted) throw Interrupted("interrupted while benchmarking");
   const BenchFigures figures = measure(run, request, device, skip);
   const nlohmann::json out = bench_json(r, t, device, run.result, figures);
   if (!r.count("json")) print_summary(r, t, device, figures);

@@ -3,6 +3,7 @@
 // pairs), or accuracy and macro-F1 of a classifier on a labelled file.
 #include <iostream>
 
+#include "data/interrupt.h"
 #include "data/labelled_text.h"
 #include "data/pairs.h"
 #include "data/shards.h"
@@ -148,6 +149,7 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
       options.mean_noise_span_length = info.train.mean_span_length;
       const SpanBatcher batcher(stream, special, options, r["seed"].as<uint64_t>());
       for (int64_t i = 0; i < r["batches"].as<int64_t>(); ++i) {
+        throw_if_interrupted("evaluating");
         add_target_nll(model, batcher.batch(i, 0), device, precision, result);
       }
       what = "span-corruption target tokens";
@@ -225,6 +227,7 @@ int run_eval(int argc, char** argv) {
   const std::string split = r["split"].as<std::string>();
   if (split != "val" && split != "train") throw UsageError("--split must be val or train");
   eval_precision(r);
+  InterruptChecks interrupt_checks;  // Ctrl-C stops at the next batch with exit 130
   const std::string checkpoint = r["checkpoint"].as<std::string>();
   const CheckpointInfo info = open_checkpoint(checkpoint);
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);

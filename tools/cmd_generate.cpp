@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "data/batcher_mlm.h"
+#include "data/interrupt.h"
 #include "models/beam_search.h"
 #include "models/fill_mask.h"
 #include "models/generation.h"
@@ -66,7 +67,7 @@ void reject_flags_for(const cxxopts::ParseResult& r, ModelKind kind) {
   const std::string holds = "; " + r["checkpoint"].as<std::string>() + " holds a " + enum_name(kind) + " model";
   if (kind == ModelKind::kBert || kind == ModelKind::kBertClassifier) {
     if (r.count("beams")) throw UsageError("--beams applies to gpt and t5 checkpoints" + holds);
-    for (const char* flag : {"temperature", "top-p", "seed", "max-new-tokens"}) {
+    for (const char* flag : {"temperature", "top-p", "seed", "max-new-tokens", "ignore-eos"}) {
       if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to gpt and t5 generation" + holds);
     }
   }
@@ -86,6 +87,7 @@ cxxopts::Options generate_options() {
       ("top-k", "keep the k most likely tokens (0: all); bert: candidates per [MASK] (0: 5); classifier: labels to print (0: 1)", cxxopts::value<int64_t>()->default_value("0"))
       ("top-p", "nucleus sampling mass (1: off)", cxxopts::value<double>()->default_value("1.0"))
       ("seed", "sampling seed", cxxopts::value<uint64_t>()->default_value("1337"))
+      ("ignore-eos", "sampling: go on past the tokenizer's end-of-text token, to --max-new-tokens")
       ("beams", "gpt/t5: beam search with N beams instead of sampling (--beams alone: 4)", cxxopts::value<int64_t>())
       ("length-penalty", "beam search: alpha of the length penalty ((5 + len) / 6)^alpha", cxxopts::value<double>()->default_value("0.6"))
       ("early-stopping", "beam search: stop as soon as --beams hypotheses have finished")
@@ -125,7 +127,7 @@ BeamSearchOptions parse_beam_search(const cxxopts::ParseResult& r, const Samplin
   if (beam) {
     beam_options.num_beams = r["beams"].as<int64_t>();
     if (beam_options.num_beams < 1) throw UsageError("--beams must be >= 1");
-    for (const char* flag : {"temperature", "top-k", "top-p", "seed"}) {
+    for (const char* flag : {"temperature", "top-k", "top-p", "seed", "ignore-eos"}) {
       if (r.count(flag)) throw UsageError(std::string("--") + flag + " applies to sampling, not to beam search (--beams)");
     }
     if (!std::isfinite(beam_options.length_penalty)) throw UsageError("--length-penalty must be a finite number");
@@ -261,11 +263,13 @@ int run_generate(int argc_in, char** argv_in) {
   require_utf8_option(r, "prompt");
   require_utf8_option(r, "prompt-pair");
   GenerateOptions g = parse_generate_options(r);
+  InterruptChecks interrupt_checks;  // Ctrl-C: print what was generated so far, exit 130
 
   const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const SpecialIds& special = tokenizer.special();
   g.sampling.eos_id = g.beam_options.eos_id = special.eos;  // generation stops at the tokenizer's eos
+  if (r.count("ignore-eos")) g.sampling.eos_id = -1;
   g.beam_options.pad_id = special.pad >= 0 ? special.pad : std::max(special.eos, 0);  // fed to finished rows
   const torch::Device device = resolve_device(r["device"].as<std::string>());
   AnyModel loaded = load_model(info, device);
@@ -279,6 +283,10 @@ int run_generate(int argc_in, char** argv_in) {
         label_text(classifier, tokenizer, prompt, pair, device, g.sampling.top_k);
       },
       [&](T5 t5) { answer_t5(t5, tokenizer, prompt, g); }});
+  if (interrupt_requested()) {
+    std::cerr << "lmzoo generate: interrupted: printed what was generated so far\n";
+    return 130;
+  }
   return 0;
 }
 

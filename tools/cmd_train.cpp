@@ -19,6 +19,7 @@
 #include "train/device.h"
 #include "train/device_peak.h"
 #include "train/distributed_env.h"
+#include "train/checkpoint_swap.h"
 #include "train/run_lock.h"
 #include "train/trainer.h"
 
@@ -320,10 +321,33 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, Objective o
 // A complete last/ (or a leftover of a crashed swap that holds one) means a run is already there.
 bool holds_checkpoint(const std::string& out_dir) { return !find_complete_checkpoint(out_dir, "last").empty(); }
 
-void refuse_existing_run(const std::string& out_dir) {
-  if (holds_checkpoint(out_dir)) {
-    throw UsageError(out_dir + " already holds a run (use --resume " + out_dir + " or another --out)");
+// What in OUT_DIR belongs to a run: checkpoints (complete or not, hidden swap leftovers included), a non-empty
+// metrics.jsonl, curves.svg. Only the lock file and an empty metrics.jsonl (a run killed before it logged) are not.
+std::vector<std::string> run_state_in(const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(out_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool empty_metrics = name == "metrics.jsonl" && it->is_regular_file() && fs::file_size(it->path(), ec) == 0;
+    const bool run_file = name == "last" || name == "best" || name == "metrics.jsonl" || name == "curves.svg" ||
+                          !checkpoint_name_of_hidden(name).empty();
+    if (run_file && !empty_metrics) found.push_back(name);
   }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// A new run never starts in a directory that holds any run state, whatever part of it is missing.
+void refuse_existing_run(const std::string& out_dir) {
+  const std::vector<std::string> found = run_state_in(out_dir);
+  if (found.empty()) return;
+  std::string names;
+  for (const auto& name : found) names += (names.empty() ? "" : ", ") + name;
+  const std::string how = holds_checkpoint(out_dir) ? "use --resume " + out_dir + " or another --out"
+                                                    : "it has no complete last/ to resume from: use another --out, or "
+                                                      "move those files away";
+  throw UsageError(out_dir + " already holds a run (" + names + "); " + how);
 }
 
 // The flags a resumed run may change: how long and where it runs, and the optimizer's knobs (lowering the rate

@@ -1,12 +1,14 @@
 // lmzoo: git-style dispatcher to the subcommands (tokenizer, prepare, train, eval, ...).
 #include <malloc.h>
 
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <string>
 
 #include <torch/version.h>
 
+#include "data/interrupt.h"
 #include "lmzoo_build_config.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
@@ -71,7 +73,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const auto& c : kSubcommands) {
-    if (std::strcmp(argv[1], c.name) == 0) return lmzoo::cli::guarded(c.name, c.run, argc - 1, argv + 1);
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    lmzoo::install_interrupt_handlers(std::string("lmzoo ") + c.name);
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG, reported like a full disk, instead of the
+    // process dying of SIGXFSZ with no message.
+    std::signal(SIGXFSZ, SIG_IGN);
+    return lmzoo::cli::guarded(c.name, c.run, argc - 1, argv + 1);
   }
   std::cerr << "lmzoo: error: unknown command '" << argv[1] << "' (see lmzoo --help)\n";
   return 2;

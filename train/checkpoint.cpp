@@ -11,7 +11,9 @@
 #include <stdexcept>
 
 #include "data/tokenizer.h"
+#include "models/torch_compat.h"
 #include "train/durable_io.h"
+#include "train/fault_points.h"
 #include "train/weights_check.h"
 
 namespace lmzoo {
@@ -84,7 +86,7 @@ void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn
   if (optimizer) save_torch(*optimizer, tmp / "optimizer.pt");
   save_torch(at::detail::getDefaultCPUGenerator().get_state(), tmp / "rng.pt");
   write_file_durably((tmp / "trainer_state.json").string(), nlohmann::json(info.state).dump(2) + "\n");
-  crash_point("files-written");
+  fault_point("files-written");
   mark_checkpoint_complete(tmp.string(), info.state.step);
 }
 
@@ -177,7 +179,12 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   info.model = model_config_from_json(config.at("model"));
   info.model.validate();
   if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
-  info.state = read_json(dir / "trainer_state.json").get<TrainerState>();
+  const nlohmann::json state = read_json(dir / "trainer_state.json");
+  try {
+    info.state = state.get<TrainerState>();
+  } catch (const std::exception& e) {  // a field missing, of the wrong type or out of its range
+    throw std::runtime_error("checkpoint " + info.dir + " is damaged: " + e.what());
+  }
   info.tokenizer_model = read_tokenizer(dir);
   check_tokenizer_vocab(info);
   return info;
@@ -217,14 +224,47 @@ void init_from_checkpoint(AnyModel& model, const CheckpointInfo& pretrained) {
   load_weights(pretrained, into_encoder ? model.as<BertClassifier>()->bert.ptr() : model.module());
 }
 
+namespace {
+
+// "checkpoint DIR: FILE is damaged (WHY); --resume cannot continue from it".
+std::runtime_error damaged_part(const CheckpointInfo& info, const char* file, const std::string& why) {
+  return std::runtime_error("checkpoint " + info.dir + ": " + file + " is damaged (" + why +
+                            "); --resume cannot continue from it");
+}
+
+// The first line of a LibTorch error, without its source location.
+std::string torch_reason(const c10::Error& e) {
+  const std::string what = e.what_without_backtrace();
+  return what.substr(0, what.find('\n'));
+}
+
+// Each parameter that has AdamW moments must have them in its own shape.
+void require_moment_shapes(const CheckpointInfo& info, torch::optim::Optimizer& optimizer) {
+  using StateKey = std::remove_reference_t<decltype(optimizer.state())>::key_type;
+  for (const auto& group : optimizer.param_groups()) {
+    for (const auto& p : group.params()) {
+      const auto it = optimizer.state().find(compat::optimizer_state_key<StateKey>(p));
+      if (it == optimizer.state().end()) continue;
+      const auto* s = dynamic_cast<const torch::optim::AdamWParamState*>(it->second.get());
+      if (!s || !s->exp_avg().defined() || !s->exp_avg_sq().defined() || s->exp_avg().sizes() != p.sizes() ||
+          s->exp_avg_sq().sizes() != p.sizes()) {
+        throw damaged_part(info, "optimizer.pt", "its AdamW moments do not have the model's parameter shapes");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void load_optimizer_state(const CheckpointInfo& info, torch::optim::Optimizer& optimizer) {
   const auto path = fs::path(info.dir) / "optimizer.pt";
   if (!fs::exists(path)) throw std::runtime_error("checkpoint " + info.dir + " has no optimizer state to resume from");
   try {
     torch::load(optimizer, path.string());
   } catch (const c10::Error& e) {
-    throw std::runtime_error("cannot load optimizer state from " + path.string() + " (corrupt)");
+    throw damaged_part(info, "optimizer.pt", "not the optimizer state of this model: " + torch_reason(e));
   }
+  require_moment_shapes(info, optimizer);
   // torch::load puts the moments on the CPU; they belong on the parameters' device.
   const auto& groups = optimizer.param_groups();
   if (groups.empty() || groups[0].params().empty()) return;
@@ -240,10 +280,23 @@ void load_optimizer_state(const CheckpointInfo& info, torch::optim::Optimizer& o
 void restore_rng_state(const CheckpointInfo& info) {
   const auto path = fs::path(info.dir) / "rng.pt";
   if (!fs::exists(path)) return;
-  torch::Tensor state;
-  torch::load(state, path.string());
   auto generator = at::detail::getDefaultCPUGenerator();  // a handle sharing the global state
-  generator.set_state(state);
+  const torch::Tensor expected = generator.get_state();
+  torch::Tensor state;
+  try {
+    torch::load(state, path.string());
+  } catch (const c10::Error& e) {
+    throw damaged_part(info, "rng.pt", "not a random-generator state: " + torch_reason(e));
+  }
+  if (!state.defined() || state.scalar_type() != expected.scalar_type() || state.sizes() != expected.sizes()) {
+    throw damaged_part(info, "rng.pt", "not a CPU random-generator state of " + std::to_string(expected.numel()) +
+                                           " bytes");
+  }
+  try {
+    generator.set_state(state);
+  } catch (const c10::Error& e) {
+    throw damaged_part(info, "rng.pt", torch_reason(e));
+  }
 }
 
 }  // namespace lmzoo

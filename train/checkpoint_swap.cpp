@@ -6,7 +6,6 @@
 
 #include <cctype>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/durable_io.h"
+#include "train/fault_points.h"
 
 namespace lmzoo {
 
@@ -138,7 +138,7 @@ std::optional<int64_t> complete_checkpoint_step(const std::string& dir, bool leg
 }
 
 void swap_in_checkpoint(const std::string& tmp, const std::string& target) {
-  crash_point("marker-written");
+  fault_point("marker-written");
   const std::string old = checkpoint_old_dir(target);
   const std::string parent = fs::path(old).parent_path().string();
   std::error_code ec;
@@ -146,7 +146,7 @@ void swap_in_checkpoint(const std::string& tmp, const std::string& target) {
   const bool had_target = fs::exists(fs::symlink_status(target, ec));
   if (had_target) {
     rename_path(target, old);
-    crash_point("old-moved");
+    fault_point("old-moved");
   }
   try {
     rename_path(tmp, target);
@@ -154,11 +154,11 @@ void swap_in_checkpoint(const std::string& tmp, const std::string& target) {
     if (had_target) ::rename(old.c_str(), target.c_str());
     throw;
   }
-  crash_point("new-moved");
+  fault_point("new-moved");
   sync_directory(parent.empty() ? "." : parent);
   if (had_target) {
     discard_checkpoint_dir(old);
-    crash_point("old-removed");
+    fault_point("old-removed");
   }
 }
 
@@ -202,11 +202,6 @@ std::string checkpoint_name_of_hidden(const std::string& filename) {
 
 void recover_run_dir(const std::string& run_dir) {
   for (const char* name : {"last", "best"}) recover_checkpoint(run_dir, name);
-}
-
-void crash_point(const char* step) {
-  const char* wanted = std::getenv("LMZOO_TEST_CRASH_AT");
-  if (wanted != nullptr && std::strcmp(wanted, step) == 0) ::raise(SIGKILL);
 }
 
 }  // namespace lmzoo

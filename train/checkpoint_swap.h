@@ -43,9 +43,4 @@ std::string checkpoint_name_of_hidden(const std::string& filename);
 // a file-system error.
 void recover_run_dir(const std::string& run_dir);
 
-// TEST ONLY: when the environment variable LMZOO_TEST_CRASH_AT equals step, the process kills itself
-// with SIGKILL, as a crash or power cut would at that point. The steps of save_checkpoint, in order:
-// files-written (all files but the marker), marker-written, old-moved, new-moved, old-removed.
-void crash_point(const char* step);
-
 }  // namespace lmzoo

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "data/batcher_mlm.h"
+#include "data/interrupt.h"
 #include "train/device.h"
 
 namespace lmzoo {
@@ -54,6 +55,7 @@ ClassificationResult evaluate_classifier(BertClassifier& model, const Tokenizer&
   result.labels = labels;
   result.confusion.assign(labels.size(), std::vector<int64_t>(labels.size(), 0));
   for (size_t start = 0; start < examples.size(); start += size_t(batch_size)) {
+    throw_if_interrupted("evaluating");
     const size_t end = std::min(examples.size(), start + size_t(batch_size));
     std::vector<MlmExample> framed;
     std::vector<int64_t> truth;

@@ -10,6 +10,9 @@
 
 #include "train/communicator.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <sstream>
 
@@ -28,6 +31,28 @@ namespace lmzoo {
 namespace {
 
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+// For its scope, file descriptor 2 goes to /dev/null: c10d and glog log their retries while the ranks meet
+// ("Logging before InitGoogleLogging()", socket.cpp's connect warnings), and lmzoo reports the outcome itself
+// in one line.
+class MutedStderr {
+ public:
+  MutedStderr() : saved_(::dup(STDERR_FILENO)) {
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved_ >= 0 && null >= 0) ::dup2(null, STDERR_FILENO);
+    if (null >= 0) ::close(null);
+  }
+  ~MutedStderr() {
+    if (saved_ < 0) return;
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+  }
+  MutedStderr(const MutedStderr&) = delete;
+  MutedStderr& operator=(const MutedStderr&) = delete;
+
+ private:
+  const int saved_;
+};
 
 std::string what_of(const std::exception& e) {
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return first_line(c10_error->what_without_backtrace());
@@ -186,12 +211,16 @@ bool nccl_available() { return LMZOO_WITH_NCCL != 0; }
 std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const torch::Device& device,
                                             std::chrono::milliseconds timeout) {
   const std::string who = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
+  const MutedStderr muted;
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = join_store(env, timeout);
   } catch (const std::exception& e) {
+    // torchrun of PyTorch 2.4+ built without libuv (Debian 13's 2.6) cannot serve its store unless told so.
+    const std::string hint = env.agent_store ? "; if torchrun reported 'use_libuv was requested', launch with "
+                                               "python3 tools/torchrun.py (torchrun without libuv)" : "";
     throw std::runtime_error(who + ": could not join the store at " + env.master_addr + ":" +
-                             std::to_string(env.master_port) + " (" + what_of(e) + ")");
+                             std::to_string(env.master_port) + " (" + what_of(e) + ")" + hint);
   }
   try {
     if (device.is_cuda()) {

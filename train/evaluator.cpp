@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/interrupt.h"
 #include "train/device.h"
 
 namespace lmzoo {
@@ -48,6 +49,7 @@ PerplexityResult sliding_window_perplexity(GPT& model, const TokenStream& stream
   result.source_bytes = source_bytes;
   const auto windows = plan_windows(stream.size(), context, stride);
   for (size_t first = 0; first < windows.size();) {
+    throw_if_interrupted("evaluating");
     // Batch consecutive windows of the same length (all but the last are full length).
     const int64_t length = windows[first].end - windows[first].begin - 1;
     size_t last = first;

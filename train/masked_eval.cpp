@@ -7,6 +7,7 @@
 #include <random>
 
 #include "data/batcher_causal.h"
+#include "data/interrupt.h"
 #include "train/device.h"
 
 namespace lmzoo {
@@ -68,6 +69,7 @@ PerplexityResult masked_token_perplexity(Bert& model, const TokenStream& stream,
   double nll_sum = 0.0;
   int64_t scored = 0;
   for (size_t start = 0; start < windows.size(); start += size_t(options.batch_size)) {
+    throw_if_interrupted("evaluating");
     const auto end = windows.begin() + int64_t(std::min(windows.size(), start + size_t(options.batch_size)));
     const auto [nll, n] =
         score_examples(model, {windows.begin() + int64_t(start), end}, special.pad, device, options.precision);
@@ -87,6 +89,7 @@ PerplexityResult pseudo_perplexity(Bert& model, const TokenStream& stream, int64
   int64_t scored = 0;
   std::vector<MlmExample> rows;
   auto flush = [&] {
+    throw_if_interrupted("evaluating");
     const auto [nll, n] = score_examples(model, rows, special.pad, device, options.precision);
     nll_sum += nll;
     scored += n;

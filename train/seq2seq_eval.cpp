@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "data/interrupt.h"
 #include "train/device.h"
 
 namespace lmzoo {
@@ -31,6 +32,7 @@ PerplexityResult target_perplexity(T5& model, const std::vector<Seq2SeqExample>&
                                    int64_t batch_size, const torch::Device& device, Precision precision) {
   PerplexityResult result;
   for (size_t begin = 0; begin < examples.size(); begin += size_t(batch_size)) {
+    throw_if_interrupted("evaluating");
     const size_t end = std::min(examples.size(), begin + size_t(batch_size));
     const std::vector<Seq2SeqExample> rows(examples.begin() + begin, examples.begin() + end);
     add_target_nll(model, collate_seq2seq(rows, pad_id), device, precision, result);

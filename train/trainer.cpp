@@ -7,17 +7,18 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
 
+#include "data/interrupt.h"
 #include "models/presets.h"
 #include "train/communicator.h"
 #include "train/data_parallel.h"
 #include "train/device.h"
 #include "train/device_peak.h"
+#include "train/fault_points.h"
 #include "models/kernels/fused_adamw.h"
 #include "train/gradient_sync.h"
 #include "train/loss_curves.h"
@@ -34,23 +35,6 @@
 namespace lmzoo {
 
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-void request_stop(int) { g_stop_requested = true; }
-
-// Installs SIGINT/SIGTERM handlers for the scope: the loop finishes its step, saves, and returns.
-struct StopSignalScope {
-  void (*old_int)(int), (*old_term)(int);
-  StopSignalScope() {
-    g_stop_requested = false;
-    old_int = std::signal(SIGINT, request_stop);
-    old_term = std::signal(SIGTERM, request_stop);
-  }
-  ~StopSignalScope() {
-    std::signal(SIGINT, old_int);
-    std::signal(SIGTERM, old_term);
-  }
-};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -259,21 +243,18 @@ void TrainingRun::open_outputs() {
 }
 
 TrainResult TrainingRun::run() {
-  StopSignalScope stop_signals;
+  InterruptChecks stop_signals;  // SIGINT/SIGTERM: finish the step, save last/, return; a second: exit at once
   run_start_ = window_start_ = std::chrono::steady_clock::now();
   elapsed_before_ = state_.elapsed_s;
-  // Test hook: LMZOO_TEST_KILL_AT_STEP=N kills this process as it starts step N (a rank dying mid-run).
-  const char* kill_at = std::getenv("LMZOO_TEST_KILL_AT_STEP");
-  const int64_t kill_at_step = kill_at ? std::atoll(kill_at) : -1;
   while (state_.step < cfg_.steps) {
-    if (state_.step == kill_at_step) std::raise(SIGKILL);
+    fault_point("step", state_.step);  // where the suite's fault-injection build kills a rank
     const StepOutcome step = train_step();
     // Reading from the device waits for it: only at log, eval and stop steps (on a CPU, every step).
     const bool log_step = state_.step % cfg_.log_interval == 0 || state_.step == cfg_.steps;
     const bool eval_step = state_.step % cfg_.eval_interval == 0 || state_.step == cfg_.steps;
     const bool sync_point = log_step || eval_step || !device_.is_cuda();
     // A signal stops every rank at the same step: the ranks agree on it at sync points.
-    bool signalled = g_stop_requested.load();
+    bool signalled = interrupt_requested();
     if (ranks_) signalled = sync_point && ranks_->any(signalled);
     const bool stopping = signalled || (request_.max_steps_this_call > 0 &&
                                         int64_t(result_.step_seconds.size()) == request_.max_steps_this_call);

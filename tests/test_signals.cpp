@@ -1,0 +1,175 @@
+// Ctrl-C (SIGINT) and SIGTERM on every long command: train saves last/ on the first and stops at once on a second
+// (never a heap corruption or an abort), eval stops with exit 130 even when started with SIGINT ignored (as a
+// script's background job is), generate prints what it produced. The sanitizer build runs these too
+// (tools/sanitize_check.sh).
+#include "tests/catch_compat.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "tests/cli_checks.h"
+#include "tests/cli_helpers.h"
+#include "tests/fixtures.h"
+#include "tests/rank_launch.h"
+#include "train/checkpoint.h"
+
+using namespace lmzoo;
+using namespace lmzoo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTiny =
+    " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 --log-interval 1 --device cpu ";
+
+// Starts `lmzoo ARGS` as a script's background job would be: with SIGINT and SIGTERM ignored on entry.
+pid_t spawn_ignoring_signals(const std::string& args, const TempDir& dir) {
+  return spawn_shell("sh -c \"trap '' INT TERM; exec " + std::string(LMZOO_BINARY) + " " + args + "\"", dir / "out",
+                     dir / "err");
+}
+
+// Waits until FILE contains TEXT (or about 20 s pass); true when it does.
+bool wait_for_text(const std::string& file, const std::string& text) {
+  for (int i = 0; i < 800; ++i) {
+    if (read_text(file).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return false;
+}
+
+// The lines of S.
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// A gpt run trained for 2 steps (the checkpoint the signal tests resume or evaluate), once per process.
+const std::string& trained_run() {
+  static TempDir root;
+  static const std::string run = [] {
+    const std::string dir = root / "run";
+    const CliResult r = run_cli("train --data " + tiny_corpus("char").data_dir + " --out " + dir + kTiny +
+                                "--steps 2 --eval-interval 2");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return dir;
+  }();
+  return run;
+}
+
+void check_no_crash_text(const std::string& err) {
+  for (const char* crash : {"corrupted", "terminate called", "Aborted", "double free", "Sanitizer", "runtime error:",
+                            "Exception raised from"}) {
+    CHECK(err.find(crash) == std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("train: two SIGINTs 50 ms apart stop it with 130, one line each, a loadable checkpoint", "[signal][train]") {
+  // The second signal lands at a different moment of the first one's save each time.
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    TempDir dir;
+    const std::string run = dir / "run";
+    fs::copy(trained_run(), run, fs::copy_options::recursive);
+    const pid_t pid = spawn_ignoring_signals("train --resume " + run + " --steps 100000 --eval-interval 7", dir);
+    REQUIRE(wait_for_text(dir / "err", "step 4"));
+    ::kill(pid, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + 10 * attempt));
+    ::kill(pid, SIGINT);
+    const int code = wait_exit_code(pid);
+    const std::string err = read_text(dir / "err");
+    INFO("attempt " << attempt << ", stderr:\n" << err);
+    CHECK(code == 130);
+    check_no_crash_text(err);
+    // The last line says how it stopped: saved after the first signal; at once on the second, during the save
+    // ("interrupted again") or after it (the saved line, then "interrupted").
+    const auto lines = lines_of(err);
+    REQUIRE(lines.size() >= 2);
+    const std::string& last = lines.back();
+    const auto is_saved = [&](const std::string& line) {
+      return line.find("interrupted: saved " + run + "/last at step") != std::string::npos;
+    };
+    const bool saved = is_saved(last);
+    const bool during_save = last == "lmzoo train: interrupted again: stopped at once (files are written whole or "
+                                     "not at all)";
+    const bool after_save = last == "lmzoo train: interrupted" && is_saved(lines[lines.size() - 2]);
+    CHECK((saved || during_save || after_save));
+    // Either way a complete checkpoint is there, at step 2 or later, that --resume continues from.
+    const CheckpointInfo found = read_checkpoint(run + "/last");
+    CHECK(found.state.step >= 2);
+    const CliResult resumed = run_cli("train --resume " + run + " --steps " + std::to_string(found.state.step + 1));
+    INFO(resumed.err);
+    CHECK(resumed.exit_code == 0);
+  }
+}
+
+TEST_CASE("eval and generate stop on SIGINT with 130, even when started with it ignored", "[signal]") {
+  const std::string ckpt = trained_run();
+  TempDir dir;
+  // Many windows (stride 1 over a long text): evaluation runs for far longer than the test waits. Words of random
+  // syllables, so that a tokenizer trained on it has many pieces to find.
+  std::mt19937 rng(25);
+  const char* syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "qua", "bri", "sto"};
+  std::string text;
+  while (text.size() < 2000000) {
+    for (int s = 0, n = 1 + int(rng() % 4); s < n; ++s) text += syllables[rng() % 12];
+    text += rng() % 9 == 0 ? ".\n" : " ";
+  }
+  write_text(dir / "long.txt", text);
+
+  SECTION("eval") {
+    const pid_t pid = spawn_ignoring_signals("eval --checkpoint " + ckpt + " --text " + (dir / "long.txt") +
+                                                 " --stride 1 --batch-size 1 --device cpu",
+                                             dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    const auto sent = std::chrono::steady_clock::now();
+    ::kill(pid, SIGINT);
+    const int code = wait_exit_code(pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+    const std::string err = read_text(dir / "err");
+    INFO(err);
+    CHECK(code == 130);
+    CHECK(seconds < 5);
+    CHECK(count_lines(err) == 1);
+    CHECK(err.rfind("lmzoo eval: interrupted", 0) == 0);
+    CHECK(read_text(dir / "out").empty());  // no result line for a half-scored text
+  }
+  SECTION("generate prints what it produced") {
+    const pid_t pid = spawn_ignoring_signals("generate --checkpoint " + ckpt +
+                                                 " --prompt 'the quick' --max-new-tokens 200000 --temperature 1 --ignore-eos "
+                                                 "--device cpu",
+                                             dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    ::kill(pid, SIGINT);
+    const int code = wait_exit_code(pid);
+    const std::string err = read_text(dir / "err"), out = read_text(dir / "out");
+    INFO(err);
+    CHECK(code == 130);
+    CHECK(err == "lmzoo generate: interrupted: printed what was generated so far\n");
+    CHECK(out.rfind("the quick", 0) == 0);
+    CHECK(out.size() > std::string("the quick\n").size());  // tokens were generated before the signal
+  }
+  SECTION("SIGTERM to a command that checks for no signal: at once, 130, one line") {
+    const pid_t pid = spawn_ignoring_signals("tokenizer train --input " + (dir / "long.txt") +
+                                                 " --out " + (dir / "tok") + " --vocab-size 8000",
+                                             dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ::kill(pid, SIGTERM);
+    const int code = wait_exit_code(pid);
+    const std::string err = read_text(dir / "err");
+    INFO(err);
+    CHECK(code == 130);
+    CHECK(err == "lmzoo tokenizer: interrupted\n");
+    CHECK_FALSE(fs::exists(dir / "tok/tokenizer.model"));
+  }
+}
