@@ -159,10 +159,6 @@ GenerateOptions parse_generate_options(const cxxopts::ParseResult& r) {
 
 // The device MODEL's weights are on.
 torch::Device device_of(const torch::nn::Module& model) { return model.parameters().front().device(); }
-template <typename M>
-torch::Device device_of(const M& model) {
-  return device_of(*model.ptr());
-}
 
 // Refuses a generation whose estimate (weights, KV cache of every beam over CACHED positions, a pass over LENGTH
 // prompt tokens; t5: ENCODER_LENGTH input tokens) exceeds the device's memory, before the cache exists.
@@ -204,7 +200,7 @@ void answer_t5(T5& model, const Tokenizer& tokenizer, const std::string& prompt,
   for (int id : tokenizer.encode(prompt)) input.push_back(id);
   input.push_back(special.require(special.eos, "</s>", "t5 generation"));
   check_t5_lengths(model->config(), input.size(), g.sampling.max_new_tokens);
-  require_generation_fits(model->config(), g, 1, g.sampling.max_new_tokens, int64_t(input.size()), device_of(model));
+  require_generation_fits(model->config(), g, 1, g.sampling.max_new_tokens, int64_t(input.size()), device_of(*model));
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
     outputs = report_hypotheses(beam_search_t5(model, {input}, g.beam_options)[0], special.eos);
@@ -264,7 +260,7 @@ void continue_gpt(GPT& model, const Tokenizer& tokenizer, const std::string& pro
   if (prompt_ids.back() < 0) throw UsageError("the tokenizer has no </s> or <s> to start from: give a --prompt");
   const int64_t context = model->config().max_seq_len, prompt_length = int64_t(prompt_ids.size());
   require_generation_fits(model->config(), g, std::min(prompt_length, context - 1),
-                          std::min(prompt_length + g.sampling.max_new_tokens, context), 0, device_of(model));
+                          std::min(prompt_length + g.sampling.max_new_tokens, context), 0, device_of(*model));
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
     outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, g.beam_options), eos);
