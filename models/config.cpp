@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "models/json_fields.h"
+
 namespace lmzoo {
 
 namespace {
@@ -19,37 +21,24 @@ void ModelConfig::validate() const {
           "format_version " + std::to_string(format_version) + " is not supported by this lmzoo (max " +
               std::to_string(kModelConfigFormatVersion) + ")");
   const bool t5 = arch == Arch::kT5;
-  require(vocab_size > 0, "vocab_size must be positive");
-  require(n_layer > 0, "n_layer must be positive");
-  require(n_decoder_layer >= 0, "n_decoder_layer must be >= 0 (0 means n_layer)");
+  check_ranges();
   require(t5 || n_decoder_layer == 0, "n_decoder_layer is for arch t5 only (arch is " + enum_name(arch) + ")");
-  require(n_head > 0, "n_head must be positive");
-  require(n_kv_heads >= 0 && (n_kv_heads == 0 || n_head % n_kv_heads == 0),
+  require(n_kv_heads == 0 || n_head % n_kv_heads == 0,
           "n_kv_heads (" + std::to_string(n_kv_heads) + ") must divide n_head (" + std::to_string(n_head) +
               "); 0 means n_head");
-  require(head_dim >= 0, "head_dim must be >= 0 (0 means d_model / n_head)");
   if (head_dim == 0) {
-    require(d_model > 0 && d_model % n_head == 0,
+    require(d_model % n_head == 0,
             "d_model (" + std::to_string(d_model) + ") must be a positive multiple of n_head (" +
                 std::to_string(n_head) + ")");
   } else {
-    require(d_model > 0, "d_model must be positive");
     require(t5 || head_dim * n_head == d_model,
             "head_dim * n_head must equal d_model (" + std::to_string(d_model) + ") for arch " + enum_name(arch) +
                 "; other head sizes are for arch t5 only");
   }
-  require(d_ff >= 0, "d_ff must be >= 0 (0 derives it from d_model)");
-  require(max_seq_len > 0, "max_seq_len must be positive");
-  require(type_vocab_size > 0, "type_vocab_size must be positive");
-  require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1)");
-  require(norm_eps > 0.0, "norm_eps must be positive");
   require(position != Position::kRope || head_size() % 2 == 0,
           "position 'rope' needs an even head size (got " + std::to_string(head_size()) + ")");
   require(position != Position::kSinusoidal || d_model % 2 == 0, "position 'sinusoidal' needs an even d_model");
-  require(rope_base > 1.0, "rope_base must be > 1");
-  require(vocab_multiple >= 1, "vocab_multiple must be >= 1 (1: no padding)");
-  require(relative_buckets >= 4 && relative_buckets % 2 == 0,
-          "relative_buckets must be an even number >= 4 (half of them per direction in the encoder)");
+  require(relative_buckets % 2 == 0, "relative_buckets must be even (half of them per direction in the encoder)");
   require(relative_max_distance > relative_buckets / 2,
           "relative_max_distance (" + std::to_string(relative_max_distance) + ") must exceed relative_buckets / 2 (" +
               std::to_string(relative_buckets / 2) + ", the exactly bucketed distances)");
@@ -57,7 +46,32 @@ void ModelConfig::validate() const {
                                                : "init 't5' is for arch t5 only (arch is " + enum_name(arch) + ")");
   require(labels.empty() || arch == Arch::kBert, "labels (a classification head) need arch bert");
   require(labels.empty() || labels.size() >= 2, "a classifier needs at least 2 labels");
+  require(int64_t(labels.size()) <= model_limits::kMaxLabels,
+          "a classifier has at most " + std::to_string(model_limits::kMaxLabels) + " labels");
   require(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size(), "labels must be distinct");
+}
+
+void ModelConfig::check_ranges() const {
+  namespace lim = model_limits;
+  auto between = [](int64_t value, int64_t lo, int64_t hi, const char* name) {
+    require_between(value, lo, hi, "model config", name);
+  };
+  between(vocab_size, 1, lim::kMaxVocab, "vocab_size");
+  between(n_layer, 1, lim::kMaxLayers, "n_layer");
+  between(n_decoder_layer, 0, lim::kMaxLayers, "n_decoder_layer");
+  between(n_head, 1, lim::kMaxHeads, "n_head");
+  between(n_kv_heads, 0, n_head, "n_kv_heads");
+  between(d_model, 1, lim::kMaxWidth, "d_model");
+  between(head_dim, 0, lim::kMaxWidth, "head_dim");
+  between(d_ff, 0, lim::kMaxFeedForward, "d_ff");
+  between(max_seq_len, 1, lim::kMaxSeqLen, "max_seq_len");
+  between(type_vocab_size, 1, lim::kMaxTypeVocab, "type_vocab_size");
+  between(relative_buckets, 4, lim::kMaxBuckets, "relative_buckets");
+  between(relative_max_distance, 1, lim::kMaxSeqLen, "relative_max_distance");
+  between(vocab_multiple, 1, lim::kMaxVocabMultiple, "vocab_multiple");
+  require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1), got " + std::to_string(dropout));
+  require(norm_eps > 0.0 && norm_eps <= 1.0, "norm_eps must be in (0, 1], got " + std::to_string(norm_eps));
+  require(rope_base > 1.0 && rope_base <= lim::kMaxRopeBase, "rope_base must be in (1, 1e12], got " + std::to_string(rope_base));
 }
 
 int64_t ModelConfig::ff_dim() const {
@@ -70,11 +84,7 @@ int64_t ModelConfig::ff_dim() const {
 double ModelConfig::attention_scale() const { return arch == Arch::kT5 ? 1.0 : 1.0 / std::sqrt(double(head_size())); }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw std::invalid_argument("model config: expected a JSON object");
-  const nlohmann::json known = ModelConfig{};
-  for (const auto& item : j.items()) {
-    if (!known.contains(item.key())) throw std::invalid_argument("model config: unknown field '" + item.key() + "'");
-  }
+  require_json_fields(j, nlohmann::json(ModelConfig{}), "model config");
   ModelConfig config;
   try {
     config = j.get<ModelConfig>();

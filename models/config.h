@@ -18,6 +18,23 @@ constexpr int kModelConfigFormatVersion = 3;
 // Derived gated feed-forward widths (8/3 d_model) are rounded up to a multiple of this.
 constexpr int64_t kGatedFeedForwardMultiple = 64;
 
+// The largest value of each size field. They cover every published model and keep every product of sizes
+// (vocab x d_model, layers x d_model x d_ff, any tensor's element count) far inside int64, so that nothing
+// computed from a validated config wraps; whether such a model fits in memory is models/memory_estimate.h's.
+namespace model_limits {
+constexpr int64_t kMaxVocab = 2147483647;  // 2^31 - 1: token ids are 32-bit ints in the tokenizers
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 4096;
+constexpr int64_t kMaxWidth = 65536;          // d_model, head_dim
+constexpr int64_t kMaxFeedForward = 1048576;  // d_ff
+constexpr int64_t kMaxSeqLen = 16777216;      // 2^24 positions
+constexpr int64_t kMaxTypeVocab = 1024;
+constexpr int64_t kMaxBuckets = 4096;
+constexpr int64_t kMaxVocabMultiple = 65536;
+constexpr int64_t kMaxLabels = 65536;
+constexpr double kMaxRopeBase = 1e12;
+}  // namespace model_limits
+
 struct ModelConfig {
   int format_version = kModelConfigFormatVersion;
   Arch arch = Arch::kGpt;
@@ -66,8 +83,12 @@ struct ModelConfig {
   bool position_bias() const { return position == Position::kAlibi || position == Position::kRelative; }
   // Factor on the attention scores q.k: 1/sqrt(hs), except T5, which folds it into the q init.
   double attention_scale() const;
-  // Throws std::invalid_argument naming the first bad field.
+  // Throws std::invalid_argument naming the first bad field: each field within its range (model_limits), then
+  // the fields' relations.
   void validate() const;
+
+ private:
+  void check_ranges() const;
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelConfig, format_version, arch, vocab_size, n_layer,

@@ -3,10 +3,15 @@
 
 #include <stdexcept>
 
+#include "models/memory_estimate.h"
+
 namespace lmzoo {
 
 AnyModel build_model(const ModelConfig& config) {
   config.validate();
+  const MemoryEstimate weights = estimate_weights(config);
+  require_fits_in_host(weights, "a " + enum_name(config.arch) + " model of " + std::to_string(weights.parameters) +
+                                    " parameters");
   switch (config.arch) {
     case Arch::kGpt: return AnyModel(GPT(config));
     case Arch::kBert: return config.labels.empty() ? AnyModel(Bert(config)) : AnyModel(BertClassifier(config));

@@ -68,7 +68,8 @@ class AnyModel {
   ModelVariant model_;
 };
 
-// The family of config: arch gpt, bert (with labels: a classifier) or t5. Validates config first.
+// The family of config: arch gpt, bert (with labels: a classifier) or t5. Validates config first, and refuses a
+// model whose weights alone exceed this machine's memory (std::runtime_error) before allocating any.
 AnyModel build_model(const ModelConfig& config);
 
 }  // namespace lmzoo

@@ -65,6 +65,61 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
+// A copy of CHECKPOINT's last/ as IN/NAME whose config.json has PART.FIELD (part "model" or "train") set to VALUE.
+void write_edited_checkpoint(const std::string& in, const std::string& checkpoint, const std::string& name,
+                             const std::string& part, const std::string& field, const nlohmann::json& value) {
+  fs::copy(checkpoint + "/last", in + "/" + name, fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(read_text(in + "/" + name + "/config.json"));
+  config[part][field] = value;
+  write_text(in + "/" + name + "/config.json", config.dump());
+}
+
+// A Hugging Face GPT-2 directory holding only a config.json with N_LAYER and N_EMBD.
+void write_hf_gpt2(const std::string& dir, const nlohmann::json& n_layer, int64_t n_embd) {
+  fs::create_directories(dir);
+  write_text(dir + "/config.json", nlohmann::json({{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
+                                                   {"vocab_size", 99}, {"n_positions", 64}, {"n_embd", n_embd},
+                                                   {"n_layer", n_layer}, {"n_head", 16}})
+                                       .dump());
+}
+
+// Inputs of the limit rows: checkpoints and configs with values of the wrong type or past their ranges, a model
+// no machine holds, Hugging Face configs of such models, a tiny t5 and a prompt as long as argv allows.
+void write_limit_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
+  write_edited_checkpoint(in, checkpoint, "float_layers", "model", "n_layer", 2.5);
+  write_edited_checkpoint(in, checkpoint, "many_layers", "model", "n_layer", 10000000);
+  write_edited_checkpoint(in, checkpoint, "seq_float", "model", "max_seq_len", 1e12);
+  write_edited_checkpoint(in, checkpoint, "seq_int", "model", "max_seq_len", int64_t(1000000000000));
+  write_edited_checkpoint(in, checkpoint, "arch_number", "model", "arch", 3);
+  write_edited_checkpoint(in, checkpoint, "bias_string", "model", "bias", "yes");
+  write_edited_checkpoint(in, checkpoint, "dropout_big", "model", "dropout", 1.5);
+  write_edited_checkpoint(in, checkpoint, "train_batch", "train", "batch_size", int64_t(1000000000000));
+  write_edited_checkpoint(in, checkpoint, "train_lr_string", "train", "lr", "fast");
+  write_edited_checkpoint(in, checkpoint, "train_steps_float", "train", "steps", 10.5);
+  // In every range, but 1024 blocks of width 65536: about 53 trillion parameters.
+  fs::copy(checkpoint + "/last", in + "/huge_model", fs::copy_options::recursive);
+  auto huge = nlohmann::json::parse(read_text(in + "/huge_model/config.json"));
+  huge["model"]["n_layer"] = 1024;
+  huge["model"]["d_model"] = 65536;
+  huge["model"]["n_head"] = 64;
+  write_text(in + "/huge_model/config.json", huge.dump());
+  write_text(in + "/float_config.json", R"({"arch": "gpt", "n_layer": 2.5, "n_head": 2, "d_model": 16})");
+  write_text(in + "/layers_config.json", R"({"arch": "gpt", "n_layer": 10000000, "n_head": 2, "d_model": 16})");
+  write_text(in + "/bias_config.json", R"({"arch": "gpt", "n_layer": 1, "n_head": 2, "d_model": 16, "bias": "yes"})");
+  write_hf_gpt2(in + "/hf_layers", 10000000, 64);
+  write_hf_gpt2(in + "/hf_float", 2.5, 64);
+  write_hf_gpt2(in + "/hf_huge", 1024, 65536);
+  const CliResult t5 = run_cli("train --data " + f.data_dir + " --out " + in + "/t5 --arch t5 --n-layer 1 --n-head 4 "
+                               "--d-model 16 --seq-len 16 --batch-size 2 --steps 1 --warmup 0 --eval-iters 1 --device cpu");
+  INFO(t5.err);
+  REQUIRE(t5.exit_code == 0);
+  // 120,000 bytes: about as long as one argv string may be (Linux: 128 KiB); a t5's relative positions do not
+  // bound its input, and its encoder's attention over it would need hundreds of GB.
+  std::string prompt;
+  for (int i = 0; prompt.size() < 120000; ++i) prompt += std::string(1, char('a' + (i * 7919) % 26)) + (i % 5 ? "" : " ");
+  write_text(in + "/big_prompt.txt", prompt);
+}
+
 // Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
 // outside its vocabulary; a checkpoint whose config fails validation.
 void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
@@ -86,6 +141,7 @@ void write_inputs(const std::string& in, const Fixture& f, const std::string& ch
   auto config = nlohmann::json::parse(read_text(in + "/badconfig/config.json"));
   config["model"]["n_head"] = 3;  // d_model 16 is not a multiple of it
   write_text(in + "/badconfig/config.json", config.dump());
+  write_limit_inputs(in, f, checkpoint);
 }
 
 // clang-format off
@@ -145,6 +201,60 @@ const std::vector<BadInput> kBadInputs = {
     {"bench --data {data} --threads 0", 2, "--threads must be at least 1"},
     {"bench --data {data} --preset nope", 2, "unknown preset 'nope'"},
     {"bench --data {data} --steps 2 --skip 1 --profile nowhere/trace.json", 1, "cannot write the profile nowhere/trace.json"},
+    // limits, ranges, memory (issue 25)
+    {"train --data {data} --out run --d-model 1000000000", 2, "d_model must be between 1 and 65536, got 1000000000"},
+    {"train --data {data} --out run --n-layer 10000000", 2, "n_layer must be between 1 and 1024, got 10000000"},
+    {"train --data {data} --out run --seq-len 1000000000000", 2, "max_seq_len must be between 1 and 16777216"},
+    {"train --data {data} --out run --n-head 100000", 2, "n_head must be between 1 and 4096"},
+    {"train --data {data} --out run --d-ff 2000000", 2, "d_ff must be between 0 and 1048576"},
+    {"train --data {data} --out run --vocab-multiple 1000000", 2, "vocab_multiple must be between 1 and 65536"},
+    {"train --data {data} --out run --norm-eps 5", 2, "norm_eps must be in (0, 1]"},
+    {"train --data {data} --out run --batch-size 1000000000000", 2, "batch_size must be between 1 and 1048576"},
+    {"train --data {data} --out run --grad-accum 10000000", 2, "grad_accum must be between 1 and 1048576"},
+    {"train --data {data} --out run --eval-iters 10000000", 2, "eval_iters must be between 1 and 1048576"},
+    {"train --data {data} --out run --lr 1e9", 2, "lr must be in (0, 10]"},
+    {"train --data {data} --out run --n-layer 1024 --d-model 16384 --n-head 16", 1, "but this machine has"},
+    {"train --data {data} --out run --batch-size 1048576 --seq-len 4096", 1,
+     "at batch 1048576 x 4096 tokens needs about"},
+    {"train --data {data} --out run --config {in}/float_config.json", 2, "model config: n_layer must be an integer, got 2.5"},
+    {"train --data {data} --out run --config {in}/layers_config.json", 2, "n_layer must be between 1 and 1024"},
+    {"train --data {data} --out run --config {in}/bias_config.json", 2, "bias must be true or false, got \"yes\""},
+    {"train --data {data} --out run --steps 5 --tie-embeddings=5", 2, "--tie-embeddings: '5' is not a valid value"},
+    {"train --data {data} --out run --dist-timeout 1e300", 2, "--dist-timeout must be a positive number of seconds, at most 86400"},
+    {"train --data {data} --out run --threads 100000", 2, "--threads 100000 is too many: at most"},
+    {"eval --checkpoint {in}/float_layers --data {data}", 1, "model config: n_layer must be an integer, got 2.5"},
+    {"eval --checkpoint {in}/many_layers --data {data}", 1, "n_layer must be between 1 and 1024, got 10000000"},
+    {"eval --checkpoint {in}/seq_float --data {data}", 1, "max_seq_len must be an integer"},
+    {"eval --checkpoint {in}/seq_int --data {data}", 1, "max_seq_len must be between 1 and 16777216"},
+    {"eval --checkpoint {in}/arch_number --data {data}", 1, "arch must be a string, got 3"},
+    {"eval --checkpoint {in}/bias_string --data {data}", 1, "bias must be true or false"},
+    {"eval --checkpoint {in}/dropout_big --data {data}", 1, "dropout must be in [0, 1)"},
+    {"eval --checkpoint {in}/train_batch --data {data}", 1, "training config: batch_size must be between 1 and 1048576"},
+    {"eval --checkpoint {in}/train_lr_string --data {data}", 1, "training config: lr must be a number"},
+    {"eval --checkpoint {in}/train_steps_float --data {data}", 1, "training config: steps must be an integer, got 10.5"},
+    {"eval --checkpoint {in}/huge_model --data {data}", 1, "evaluating at --batch-size 8 needs about"},
+    {"eval --checkpoint {ckpt} --data {data} --batch-size 1000000000000", 2, "--batch-size must be between 1 and 1048576"},
+    {"eval --checkpoint {ckpt} --data {data} --threads 100000", 2, "is too many"},
+    {"generate --checkpoint {ckpt} --prompt hi --max-new-tokens 9223372036854775807", 2,
+     "--max-new-tokens 9223372036854775807 is past the maximum of 1048576"},
+    {"generate --checkpoint {in}/t5 --prompt hi --max-new-tokens 9223372036854775807", 2, "is past the maximum of 1048576"},
+    {"generate --checkpoint {ckpt} --prompt hi --beams 1000000000", 1, "with 1000000000 beams needs about"},
+    {"generate --checkpoint {in}/t5 --prompt hi --beams 1000000000", 1, "with 1000000000 beams"},
+    {"generate --checkpoint {in}/t5 --prompt \"$(cat {in}/big_prompt.txt)\"", 1, "-token input needs about"},
+    {"generate --checkpoint {in}/huge_model --prompt hi", 1, "parameters needs about"},
+    {"generate --checkpoint {in}/seq_int --prompt hi", 1, "max_seq_len must be between"},
+    {"export --checkpoint {in}/huge_model --out model.pt", 1, "but this machine has"},
+    {"export --checkpoint {in}/float_layers --out model.pt", 1, "n_layer must be an integer"},
+    {"import {in}/hf_layers --out imported", 1, "n_layer must be between 1 and 1024"},
+    {"import {in}/hf_float --out imported", 1, "'n_layer' is not an integer"},
+    {"import {in}/hf_huge --out imported", 1, "importing"},
+    {"tokenizer train --input {text} --out tok --vocab-size 2000000000", 2,
+     "--vocab-size 2000000000 is too large: the maximum is 1000000"},
+    {"prepare --tokenizer {tok} --input {text} --out out --threads 100000", 2, "is too many"},
+    {"bench --data {data} --threads 100000", 2, "is too many"},
+    {"bench --data {data} --batch-size 1000000000000", 2, "batch_size must be between 1 and 1048576"},
+    {"bench --data {data} --seq-len 1000000000000", 2, "max_seq_len must be between"},
+    {"bench --data {data} --batch-size 1048576 --seq-len 4096", 1, "needs about"},
 };
 // clang-format on
 

@@ -1,9 +1,11 @@
 // Helpers shared by the subcommands.
 #include "tools/cli_common.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <torch/torch.h>
 
@@ -11,8 +13,48 @@
 #include "data/utf8.h"
 #include "tools/cli_error.h"
 #include "train/device.h"
+#include "train/device_peak.h"
 
 namespace lmzoo::cli {
+
+namespace {
+
+// Whether ARGS (a flag as argv gave it: "--flag=value", or "--flag" "value") fails to parse on its own.
+bool fails_alone(cxxopts::Options& options, std::vector<std::string> args) {
+  args.insert(args.begin(), "lmzoo");
+  std::vector<const char*> pointers;
+  for (const auto& a : args) pointers.push_back(a.c_str());
+  try {
+    options.parse(int(pointers.size()), pointers.data());
+  } catch (const cxxopts::exceptions::incorrect_argument_type&) {
+    return true;
+  } catch (const cxxopts::exceptions::exception&) {
+  }
+  return false;
+}
+
+// "--flag: 'value' is not a valid value" for the flag whose value cxxopts could not parse. Its message names only
+// the value ("Argument 'abc' failed to parse", typographic quotes before 3.2), which several flags may share
+// (--steps 5 --tie-embeddings=5): the one that fails when parsed alone is the culprit. "" when none is found.
+std::string unparsed_flag(cxxopts::Options& options, const std::string& message, int argc, char** argv) {
+  std::string first;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    const std::string value = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    const bool named = message.find("\xE2\x80\x98" + value + "\xE2\x80\x99") != std::string::npos ||
+                       message.find("'" + value + "'") != std::string::npos;
+    if (value.empty() || !named || (eq == std::string::npos && i == 1)) continue;
+    const std::string flag = eq != std::string::npos ? arg.substr(0, eq) : argv[i - 1];
+    const std::string line = flag + ": '" + value + "' is not a valid value";
+    if (first.empty()) first = line;
+    const auto alone = eq != std::string::npos ? std::vector<std::string>{arg} : std::vector<std::string>{flag, value};
+    if (fails_alone(options, alone)) return line;
+  }
+  return first;
+}
+
+}  // namespace
 
 bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result,
                    const char* positional) {
@@ -21,22 +63,9 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
   try {
     result = options.parse(argc, argv);
   } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
-    // cxxopts names only the bad value ("Argument 'abc' failed to parse", typographic quotes before 3.2): find its
-    // flag in argv.
-    const std::string message = e.what();
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      const auto eq = arg.find('=');
-      const std::string value = eq == std::string::npos ? arg : arg.substr(eq + 1);
-      const bool named = message.find("\xE2\x80\x98" + value + "\xE2\x80\x99") != std::string::npos ||
-                         message.find("'" + value + "'") != std::string::npos;
-      if (!value.empty() && named &&
-          (eq != std::string::npos || i > 1)) {
-        const std::string flag = eq != std::string::npos ? arg.substr(0, eq) : argv[i - 1];
-        throw UsageError(flag + ": '" + value + "' is not a valid value (see --help)");
-      }
-    }
-    throw;
+    const std::string line = unparsed_flag(options, e.what(), argc, argv);
+    if (line.empty()) throw;
+    throw UsageError(line + " (see --help)");
   }
   if (result.count("help")) {
     std::cout << options.help() << std::endl;
@@ -67,12 +96,35 @@ std::string read_whole_file(const std::string& path) {
   return ss.str();
 }
 
-void apply_thread_option(const cxxopts::ParseResult& result) {
-  const int threads = result.count("threads") ? result["threads"].as<int>() : 0;
-  if (result.count("threads") && threads < 1) {
-    throw UsageError("--threads must be at least 1, got " + std::to_string(threads));
+int max_threads() { return 4 * int(std::max(1u, std::thread::hardware_concurrency())); }
+
+int thread_option(const cxxopts::ParseResult& result, int min) {
+  const int threads = result["threads"].as<int>();
+  if (threads < min) throw UsageError("--threads must be at least " + std::to_string(min) + ", got " + std::to_string(threads));
+  if (threads > max_threads()) {
+    throw UsageError("--threads " + std::to_string(threads) + " is too many: at most " + std::to_string(max_threads()) +
+                     " (4x this machine's " + std::to_string(max_threads() / 4) + " cores)");
   }
-  configure_cpu_threads(threads);  // 0: LibTorch's default
+  return threads;
+}
+
+void apply_thread_option(const cxxopts::ParseResult& result) {
+  configure_cpu_threads(result.count("threads") ? thread_option(result, 1) : 0);  // 0: LibTorch's default
+}
+
+int64_t option_between(const cxxopts::ParseResult& result, const std::string& name, int64_t lo, int64_t hi) {
+  const int64_t value = result[name].as<int64_t>();
+  if (value < lo || value > hi) {
+    throw UsageError("--" + name + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                     std::to_string(value));
+  }
+  return value;
+}
+
+void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
+                            const std::string& what) {
+  require_fits(estimate_memory(model, workload), device_memory_capacity_bytes(device), what,
+               device.is_cuda() ? device.str() : "this machine");
 }
 
 CheckpointInfo open_checkpoint(const std::string& path) {

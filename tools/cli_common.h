@@ -9,6 +9,7 @@
 
 #include "data/enum_table.h"
 #include "data/tokenizer.h"
+#include "models/memory_estimate.h"
 #include "tools/cli_error.h"
 #include "train/checkpoint.h"
 
@@ -23,8 +24,19 @@ void require_option(const cxxopts::ParseResult& result, const std::string& name)
 // Throws UsageError when the tokenizer that prepared DATA_DIR is not the checkpoint's.
 void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint);
 std::string read_whole_file(const std::string& path);
-// Applies --threads N (intra-op threads) when given; throws UsageError unless N >= 1.
+// The most threads a --threads flag may ask for: 4x this machine's cores (more only queue up and, with OpenBLAS's
+// spinning pool, stall each other).
+int max_threads();
+// The value of --threads: a UsageError unless MIN <= N <= max_threads().
+int thread_option(const cxxopts::ParseResult& result, int min);
+// Applies --threads N (intra-op threads) when given; throws UsageError unless 1 <= N <= max_threads().
 void apply_thread_option(const cxxopts::ParseResult& result);
+// The value of an integer flag; a UsageError "--NAME must be between LO and HI, got V" outside [LO, HI].
+int64_t option_between(const cxxopts::ParseResult& result, const std::string& name, int64_t lo, int64_t hi);
+// Refuses (std::runtime_error naming the figures) running MODEL for inference at WORKLOAD when its estimate
+// exceeds DEVICE's memory: called before the model, its cache or its batch is allocated.
+void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
+                            const std::string& what);
 // read_checkpoint, with a stored config that fails validation reported as a runtime error (exit 1) naming the
 // checkpoint: std::invalid_argument is kept for values the user gave (see cli_error.h).
 CheckpointInfo open_checkpoint(const std::string& path);

@@ -16,6 +16,7 @@
 #include "train/evaluator.h"
 #include "train/masked_eval.h"
 #include "train/seq2seq_eval.h"
+#include "train/train_config.h"
 
 namespace lmzoo::cli {
 
@@ -224,6 +225,7 @@ int run_eval(int argc, char** argv) {
   require_option(r, "checkpoint");
   if (r.count("stride") && r["stride"].as<int64_t>() < 1) throw UsageError("--stride must be positive");
   if (r["batch-size"].as<int64_t>() <= 0) throw UsageError("--batch-size must be positive");
+  const int64_t batch_size = option_between(r, "batch-size", 1, train_limits::kMaxBatch);
   const std::string split = r["split"].as<std::string>();
   if (split != "val" && split != "train") throw UsageError("--split must be val or train");
   eval_precision(r);
@@ -232,6 +234,9 @@ int run_eval(int argc, char** argv) {
   const CheckpointInfo info = open_checkpoint(checkpoint);
   const Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   const torch::Device device = resolve_device(r["device"].as<std::string>());
+  Workload workload = training_workload(info.model, batch_size);  // full windows (t5: inputs and targets)
+  workload.use = MemoryUse::kInference;
+  require_inference_fits(info.model, workload, device, "evaluating at --batch-size " + std::to_string(batch_size));
   AnyModel model = load_model(info, device);
   reject_flags_for(r, model.kind(), model.is<T5>() && r.count("data") && is_pairs_dir(r["data"].as<std::string>()));
   return model.visit(Overloaded{

@@ -21,6 +21,9 @@ namespace lmzoo::cli {
 
 namespace {
 
+// The most tokens one generate call produces.
+constexpr int64_t kMaxNewTokens = 1048576;
+
 // `--beams` without a number means the GNMT / t5x default of 4 beams: argv with "4" inserted after it.
 std::vector<std::string> default_beams(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
@@ -82,7 +85,8 @@ cxxopts::Options generate_options() {
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("prompt", "text to continue (t5: the encoder's input; bert: text with [MASK]s to fill; classifier: text to label)", cxxopts::value<std::string>())
       ("prompt-pair", "classifier: the second text of a pair task", cxxopts::value<std::string>())
-      ("max-new-tokens", "tokens to generate at most", cxxopts::value<int64_t>()->default_value("100"))
+      ("max-new-tokens", "tokens to generate at most (at most " + std::to_string(kMaxNewTokens) + ")",
+       cxxopts::value<int64_t>()->default_value("100"))
       ("temperature", "sampling temperature (0: greedy)", cxxopts::value<double>()->default_value("0.8"))
       ("top-k", "keep the k most likely tokens (0: all); bert: candidates per [MASK] (0: 5); classifier: labels to print (0: 1)", cxxopts::value<int64_t>()->default_value("0"))
       ("top-p", "nucleus sampling mass (1: off)", cxxopts::value<double>()->default_value("1.0"))
@@ -106,6 +110,10 @@ struct GenerateOptions {
 SamplingOptions parse_sampling(const cxxopts::ParseResult& r) {
   SamplingOptions sampling;
   sampling.max_new_tokens = r["max-new-tokens"].as<int64_t>();
+  if (sampling.max_new_tokens > kMaxNewTokens) {
+    throw UsageError("--max-new-tokens " + std::to_string(sampling.max_new_tokens) + " is past the maximum of " +
+                     std::to_string(kMaxNewTokens) + " (2^20: hours of decoding on a CPU)");
+  }
   sampling.temperature = r["temperature"].as<double>();
   sampling.top_k = r["top-k"].as<int64_t>();
   sampling.top_p = r["top-p"].as<double>();
@@ -151,6 +159,25 @@ GenerateOptions parse_generate_options(const cxxopts::ParseResult& r) {
   return g;
 }
 
+// The device MODEL's weights are on.
+torch::Device device_of(const torch::nn::Module& model) { return model.parameters().front().device(); }
+
+// Refuses a generation whose estimate (weights, KV cache of every beam over CACHED positions, a pass over LENGTH
+// prompt tokens; t5: ENCODER_LENGTH input tokens) exceeds the device's memory, before the cache exists.
+void require_generation_fits(const ModelConfig& config, const GenerateOptions& g, int64_t length, int64_t cached,
+                             int64_t encoder_length, const torch::Device& device) {
+  Workload w;
+  w.use = MemoryUse::kInference;
+  w.sequences = g.beam ? g.beam_options.num_beams : 1;
+  w.length = length;
+  w.cached = cached;
+  w.encoder_length = encoder_length;
+  require_inference_fits(config, w, device,
+                         "generating " + std::to_string(cached) + " positions" +
+                             (g.beam ? " with " + std::to_string(w.sequences) + " beams" : "") +
+                             (encoder_length ? " from a " + std::to_string(encoder_length) + "-token input" : ""));
+}
+
 // A t5 with a position table covers max_seq_len positions: the encoded prompt and the answer must fit.
 void check_t5_lengths(const ModelConfig& c, size_t input_tokens, int64_t max_new_tokens) {
   if (!c.positions_from_table()) return;
@@ -175,6 +202,7 @@ void answer_t5(T5& model, const Tokenizer& tokenizer, const std::string& prompt,
   for (int id : tokenizer.encode(prompt)) input.push_back(id);
   input.push_back(special.require(special.eos, "</s>", "t5 generation"));
   check_t5_lengths(model->config(), input.size(), g.sampling.max_new_tokens);
+  require_generation_fits(model->config(), g, 1, g.sampling.max_new_tokens, int64_t(input.size()), device_of(*model));
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
     outputs = report_hypotheses(beam_search_t5(model, {input}, g.beam_options)[0], special.eos);
@@ -232,6 +260,9 @@ void continue_gpt(GPT& model, const Tokenizer& tokenizer, const std::string& pro
   const int eos = tokenizer.special().eos;
   if (prompt_ids.empty()) prompt_ids.push_back(eos >= 0 ? eos : tokenizer.special().bos);  // start a new document
   if (prompt_ids.back() < 0) throw UsageError("the tokenizer has no </s> or <s> to start from: give a --prompt");
+  const int64_t context = model->config().max_seq_len, prompt_length = int64_t(prompt_ids.size());
+  require_generation_fits(model->config(), g, std::min(prompt_length, context - 1),
+                          std::min(prompt_length + g.sampling.max_new_tokens, context), 0, device_of(*model));
   std::vector<std::vector<int64_t>> outputs;
   if (g.beam) {
     outputs = report_hypotheses(beam_search_gpt(model, prompt_ids, g.beam_options), eos);

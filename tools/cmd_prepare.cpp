@@ -65,6 +65,7 @@ int run_prepare(int argc, char** argv) {
   o.threads = result["threads"].as<int>();
   if (!(o.val_fraction >= 0 && o.val_fraction < 1)) throw UsageError("--val-fraction must be in [0, 1)");
   if (o.threads < 0) throw UsageError("--threads must be >= 0");
+  o.threads = thread_option(result, 0);
 
   PrepareResult r = prepare_data(o);
   const double tokens_per_s = (r.train_tokens + r.val_tokens) / std::max(r.seconds, 1e-9);

@@ -28,12 +28,16 @@ std::string required(const cxxopts::ParseResult& result, const std::string& name
   return result[name].as<std::string>();
 }
 
+// The largest vocabulary tokenizer train asks SentencePiece for: its trainer's seed set of candidate pieces
+// (seed_sentencepiece_size) holds 1,000,000; a larger request only runs longer and cannot be met.
+constexpr int kMaxTrainedVocab = 1000000;
+
 int train(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer train", "Train a SentencePiece tokenizer (exact byte round trip, fixed special ids).");
   options.add_options()
       ("i,input", "text files (.txt, .jsonl with \"text\") or directories: --input a.txt more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
-      ("vocab-size", "vocabulary size (an upper bound; >= 364; char: any large number)", cxxopts::value<int>()->default_value("8000"))
+      ("vocab-size", "vocabulary size (an upper bound; >= 364, <= 1000000; char: any large number up to that)", cxxopts::value<int>()->default_value("8000"))
       ("model-type", enum_help<TokenizerType>(), cxxopts::value<std::string>()->default_value(enum_name(TokenizerType::kBpe)))
       ("o,out", "output directory (writes OUT/tokenizer.model)", cxxopts::value<std::string>())
       ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
@@ -53,6 +57,11 @@ int train(int argc, char** argv) {
     throw UsageError("--vocab-size " + std::to_string(train_options.vocab_size) + " is too small: the minimum is " +
                      std::to_string(min_vocab) + " (" + std::to_string(special::kNumSpecial) +
                      " special tokens, 256 byte pieces and one character)");
+  }
+  if (train_options.vocab_size > kMaxTrainedVocab) {
+    throw UsageError("--vocab-size " + std::to_string(train_options.vocab_size) + " is too large: the maximum is " +
+                     std::to_string(kMaxTrainedVocab) + " (SentencePiece draws pieces from at most 1000000 seed "
+                     "candidates; model vocabularies stop at 2^31 - 1, the largest 32-bit token id)");
   }
   if (train_options.max_sentences <= 0) throw UsageError("--max-sentences must be positive");
   Tokenizer::train(train_options);

@@ -122,7 +122,7 @@ void add_training_options(cxxopts::Options& options) {
       ("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
   options.add_options("Distributed (under torchrun)")
       ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
-                       "with an error", cxxopts::value<double>()->default_value("600"))
+                       "with an error (at most 86400: one day)", cxxopts::value<double>()->default_value("600"))
       ("shard-optimizer", "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same "
                           "weights as without (--shard-optimizer=false on --resume: stop sharding)",
        cxxopts::value<bool>()->implicit_value("true"));
@@ -511,12 +511,18 @@ std::string requested_device(const cxxopts::ParseResult& r) {
   }
 }
 
+// The longest --dist-timeout: one day, in seconds (its milliseconds must fit the store's timeout).
+constexpr double kMaxDistTimeoutS = 86400;
+
 // Under torchrun: this process's rank joins the others (gloo on the CPU, nccl on cuda:LOCAL_RANK).
 std::unique_ptr<Communicator> join_ranks_if_launched(const cxxopts::ParseResult& r) {
+  const double timeout_s = r["dist-timeout"].as<double>();  // checked with or without torchrun
+  if (!(timeout_s > 0 && timeout_s <= kMaxDistTimeoutS)) {
+    throw UsageError("--dist-timeout must be a positive number of seconds, at most " +
+                     std::to_string(int64_t(kMaxDistTimeoutS)) + " (one day)");
+  }
   const auto env = distributed_env_from_environment();
   if (!env) return nullptr;
-  const double timeout_s = r["dist-timeout"].as<double>();
-  if (!(timeout_s > 0)) throw UsageError("--dist-timeout must be a positive number of seconds");
   const std::string device_setting = requested_device(r);
   torch::Device device = resolve_device(device_setting);
   if (device.is_cuda()) {

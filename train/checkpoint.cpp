@@ -178,7 +178,10 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   if (!config.contains("model")) throw std::runtime_error("checkpoint " + info.dir + " has no model config");
   info.model = model_config_from_json(config.at("model"));
   info.model.validate();
-  if (config.contains("train")) info.train = config.at("train").get<TrainConfig>();
+  if (config.contains("train")) {
+    info.train = train_config_from_json(config.at("train"));
+    info.train.validate();
+  }
   const nlohmann::json state = read_json(dir / "trainer_state.json");
   try {
     info.state = state.get<TrainerState>();

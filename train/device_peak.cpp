@@ -1,5 +1,6 @@
 // GEMM timing with a device synchronise around each batch of matmuls; CUDA memory statistics from c10's caching
-// allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config); the host's from getrusage.
+// allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config); the host's from getrusage;
+// a device's capacity from CUDA's device properties or sysconf.
 #include "train/device_peak.h"
 
 #include <sys/resource.h>
@@ -11,8 +12,10 @@
 #include "lmzoo_build_config.h"
 #include "models/kernels/linear_kernel.h"
 #if LMZOO_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
+#include "models/memory_estimate.h"
 
 namespace lmzoo {
 
@@ -79,6 +82,14 @@ int64_t peak_device_memory_bytes(const torch::Device& device) {
   (void)device;
   return 0;
 #endif
+}
+
+double device_memory_capacity_bytes(const torch::Device& device) {
+#if LMZOO_WITH_CUDA
+  if (device.is_cuda()) return double(at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0)->totalGlobalMem);
+#endif
+  (void)device;
+  return host_memory_bytes();
 }
 
 int64_t peak_host_memory_bytes() {

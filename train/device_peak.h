@@ -23,6 +23,10 @@ std::vector<double> time_gemms(const torch::Device& device, Precision precision)
 // or where LibTorch was built without CUDA.
 int64_t peak_device_memory_bytes(const torch::Device& device);
 
+// The memory DEVICE offers in bytes: a GPU's total memory (CUDA's device properties), else this machine's
+// physical memory.
+double device_memory_capacity_bytes(const torch::Device& device);
+
 // This process's peak resident memory in bytes (getrusage's ru_maxrss): what a CPU run's tensors, the
 // library and the data took at most.
 int64_t peak_host_memory_bytes();

@@ -7,6 +7,7 @@
 
 #include "data/safetensors.h"
 #include "data/tokenizer.h"
+#include "models/memory_estimate.h"
 #include "train/durable_io.h"
 
 namespace lmzoo {
@@ -79,6 +80,9 @@ TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
 HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out_dir, const std::string& tokenizer_dir) {
   const nlohmann::json hf_config = read_hf_config(hf_dir);
   HfModelDescription description = model_config_from_hf(hf_config);
+  // Before the tokenizer and tensors are read: the weights of the HF embedding rows must fit.
+  const MemoryEstimate weights = estimate_weights(description.config);
+  require_fits_in_host(weights, "importing " + std::to_string(weights.parameters) + " parameters");
   Tokenizer tokenizer = Tokenizer::load(tokenizer_dir.empty() ? hf_dir : tokenizer_dir);
   const auto tensors = load_safetensors_dir(hf_dir);
   check_import_target(out_dir);

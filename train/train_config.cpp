@@ -3,6 +3,9 @@
 
 #include <stdexcept>
 
+#include "models/config.h"
+#include "models/json_fields.h"
+
 namespace lmzoo {
 
 namespace {
@@ -12,26 +15,39 @@ void require(bool ok, const std::string& message) {
 }  // namespace
 
 void TrainConfig::validate() const {
-  require(batch_size > 0, "batch_size must be positive");
-  require(grad_accum > 0, "grad_accum must be positive");
-  require(steps > 0, "steps must be positive");
-  require(lr > 0, "lr must be positive");
+  namespace lim = train_limits;
+  auto between = [](auto value, decltype(value) lo, decltype(value) hi, const char* name) {
+    require_between(value, lo, hi, "training config", name);
+  };
+  between(batch_size, int64_t(1), lim::kMaxBatch, "batch_size");
+  between(grad_accum, int64_t(1), lim::kMaxBatch, "grad_accum");
+  between(steps, int64_t(1), lim::kMaxSteps, "steps");
+  require(lr > 0 && lr <= lim::kMaxRate, "lr must be in (0, 10], got " + std::to_string(lr));
   require(min_lr >= 0 && min_lr <= lr, "min_lr must be in [0, lr]");
-  require(warmup >= 0, "warmup must be >= 0");
-  require(decay_steps >= 0, "decay_steps must be >= 0");
-  require(weight_decay >= 0, "weight_decay must be >= 0");
+  between(warmup, int64_t(0), lim::kMaxSteps, "warmup");
+  between(decay_steps, int64_t(0), lim::kMaxSteps, "decay_steps");
+  between(weight_decay, 0.0, lim::kMaxRate, "weight_decay");
   require(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, "beta1 and beta2 must be in [0, 1)");
-  require(grad_clip >= 0, "grad_clip must be >= 0");
-  require(eval_interval > 0, "eval_interval must be positive");
-  require(eval_iters > 0, "eval_iters must be positive");
-  require(log_interval > 0, "log_interval must be positive");
-  require(max_consecutive_skips > 0, "max_consecutive_skips must be positive");
+  between(grad_clip, 0.0, lim::kMaxGradClip, "grad_clip");
+  between(eval_interval, int64_t(1), lim::kMaxSteps, "eval_interval");
+  between(eval_iters, int64_t(1), lim::kMaxBatch, "eval_iters");
+  between(log_interval, int64_t(1), lim::kMaxSteps, "log_interval");
+  between(max_consecutive_skips, int64_t(1), lim::kMaxSteps, "max_consecutive_skips");
   auto in01 = [](double p) { return p >= 0.0 && p <= 1.0; };
   require(in01(mlm_probability) && mlm_probability > 0, "mlm_probability must be in (0, 1]");
   require(in01(mask_rate) && in01(random_rate) && mask_rate + random_rate <= 1.0,
           "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
   require(noise_density > 0 && noise_density < 1, "noise_density must be in (0, 1)");
-  require(mean_span_length >= 1, "mean_span_length must be >= 1");
+  between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
+}
+
+TrainConfig train_config_from_json(const nlohmann::json& j) {
+  require_json_fields(j, nlohmann::json(TrainConfig{}), "training config");
+  try {
+    return j.get<TrainConfig>();
+  } catch (const std::invalid_argument& e) {  // an enum field's name outside its table
+    throw std::invalid_argument("training config: " + std::string(e.what()));
+  }
 }
 
 Objective default_objective(Arch arch, bool pairs_data) {

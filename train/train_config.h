@@ -10,6 +10,15 @@
 
 namespace lmzoo {
 
+// The largest value of each count and rate: past these a value is a typo rather than a run this trainer can
+// finish, and step counts stay far inside int64.
+namespace train_limits {
+constexpr int64_t kMaxBatch = 1048576;          // batch_size, grad_accum, eval_iters
+constexpr int64_t kMaxSteps = 1000000000000;    // steps, warmup, decay_steps, intervals: 10^12
+constexpr double kMaxRate = 10.0;               // lr, weight_decay
+constexpr double kMaxGradClip = 1e6;
+}  // namespace train_limits
+
 struct TrainConfig {
   Objective objective = Objective::kCausal;
   std::string data_dir;              // prepared shards (seq2seq: prepared pairs); classify: a labelled file
@@ -51,7 +60,7 @@ struct TrainConfig {
   double noise_density = 0.15;
   double mean_span_length = 3.0;
 
-  // Throws std::invalid_argument naming the first bad field.
+  // Throws std::invalid_argument naming the first bad field (each within its range: train_limits).
   void validate() const;
 };
 
@@ -73,5 +82,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainConfig, objective, data_dir
                                                 log_interval, seed, max_consecutive_skips, device, precision, tf32, shard_optimizer, mlm_probability, mask_rate,
                                                 random_rate, whole_word_mask, segment_pairs,
                                                 noise_density, mean_span_length)
+
+// Parses a stored training config, refusing unknown keys and values of the wrong JSON type (validate() checks
+// the ranges).
+TrainConfig train_config_from_json(const nlohmann::json& j);
 
 }  // namespace lmzoo

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "data/interrupt.h"
+#include "models/memory_estimate.h"
 #include "models/presets.h"
 #include "train/communicator.h"
 #include "train/data_parallel.h"
@@ -139,6 +140,16 @@ torch::Device training_device(const TrainRequest& request, const TrainConfig& cf
   return request.ranks && asked.is_cuda() ? request.ranks->device() : asked;
 }
 
+// Refuses, before any batch or model exists, a run whose estimated peak (weights, gradients, AdamW moments, one
+// micro-batch's activations) exceeds the device's memory.
+void require_run_fits(const ModelConfig& model, const TrainConfig& cfg, const torch::Device& device) {
+  const MemoryEstimate need = estimate_memory(model, training_workload(model, cfg.batch_size));
+  require_fits(need, device_memory_capacity_bytes(device),
+               "training " + std::to_string(need.parameters) + " parameters at batch " +
+                   std::to_string(cfg.batch_size) + " x " + std::to_string(model.max_seq_len) + " tokens",
+               device.is_cuda() ? device.str() : "this machine");
+}
+
 TrainingRun::TrainingRun(const TrainRequest& request)
     : request_(request),
       cfg_(with_decay_horizon(request.train)),
@@ -152,6 +163,7 @@ TrainingRun::TrainingRun(const TrainRequest& request)
     throw std::invalid_argument("--precision fp16 needs a CUDA device (on the CPU use bf16)");
   }
   result_.last_val_loss = std::nan("");
+  require_run_fits(request.model, cfg_, device_);
   take_run_dir();
   // Data: the task's seeded train batches (each rank its own rows), and its validation sample if the data has one.
   task_ = make_task(request.model, cfg_, Tokenizer::from_serialized(request.tokenizer_model), shard_);
