@@ -781,9 +781,7 @@ TEST_CASE("a write that hits the file size limit (EFBIG) leaves no file and keep
     }
   }
   INFO(message);
-  CHECK_THAT(message, Catch::StartsWith("cannot write " + dir / ".model.safetensors.tmp-"));
-  CHECK(message.size() > 16);
-  CHECK(message.substr(message.size() - 16) == ": File too large");
+  CHECK(message == "cannot write " + path + ": File too large");
   CHECK(fs::exists(path) == previous);
   if (previous) CHECK(read_text(path) == before);
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == (previous ? 1 : 0));
