@@ -69,30 +69,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-// Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
-// outside its vocabulary; a checkpoint whose config fails validation.
-void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
-  write_text(in + "/latin1.txt", "caf\xE9 au lait\n");                      // 0xE9 at byte offset 3
-  write_text(in + "/latin1.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"caf\xE9\"}\n");  // line 2, offset 30
-  write_text(in + "/latin1_pairs.tsv", "a cat\tthe cat\nle caf\xE9\tthe coffee\n");
-  write_text(in + "/pairs.tsv", "a cat\tthe cat\na dog\tthe dog\n");
-  write_text(in + "/empty.txt", "");
-  write_text(in + "/junk.model", "this is no SentencePiece model");
-  write_text(in + "/ids.txt", "5 6 99999\n");
-  fs::create_directories(in + "/emptydir");
-  fs::copy(f.data_dir, in + "/corrupt", fs::copy_options::recursive);
-  {
-    std::fstream shard(in + "/corrupt/val_0000.bin", std::ios::in | std::ios::out | std::ios::binary);
-    shard.seekp(20);
-    shard.write("\xFF\xFF", 2);  // token 10 of the val split: id 65535
-  }
-  fs::copy(checkpoint + "/last", in + "/badconfig", fs::copy_options::recursive);
-  auto config = nlohmann::json::parse(read_text(in + "/badconfig/config.json"));
-  config["model"]["n_head"] = 3;  // d_model 16 is not a multiple of it
-  write_text(in + "/badconfig/config.json", config.dump());
-  write_io_inputs(in, f, checkpoint);
-}
-
 using Tensors = std::map<std::string, torch::Tensor>;
 
 // The name in TENSORS that ends with SUFFIX (GPT-2's names may carry the "transformer." prefix).
@@ -108,7 +84,7 @@ std::string name_ending(const Tensors& tensors, const std::string& suffix) {
 // A copy of the Hugging Face directory BASE as DIR whose model.safetensors holds TENSORS.
 void hf_with_tensors(const std::string& base, const std::string& dir, const Tensors& tensors) {
   fs::copy(base, dir, fs::copy_options::recursive);
-  write_safetensors(dir + "/model.safetensors", {tensors.begin(), tensors.end()});
+  lmzoo::write_safetensors(dir + "/model.safetensors", {tensors.begin(), tensors.end()});
 }
 
 // A copy of the Hugging Face directory BASE as DIR whose model.safetensors is BYTES.
@@ -130,14 +106,19 @@ std::string header_edited(std::string bytes, const std::string& from, const std:
 // Hugging Face directories that import refuses (hostile safetensors, integer or non-finite weights, shapes),
 // corpora without text, and data whose ids exceed the model's vocabulary: a manifest edited to a larger
 // vocab_size (bigvocab) and shards whose every id is the vocabulary size (oov).
-void write_io_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
+// (The rows use {ckpt} as it is; the model to import needs biases and is trained here.)
+void write_io_inputs(const std::string& in, const Fixture& f, const std::string& /*checkpoint*/) {
   write_text(in + "/blank.txt", "  \t \n   \n\r\n ");
   write_text(in + "/newlines.txt", "\n\n\n\n");
   write_text(in + "/blank.jsonl", "{\"text\": \"  \"}\n{\"text\": \"\\n\\n\"}\n");
-  const std::string hf = in + "/hf";
-  const CliResult exported = run_cli("export --checkpoint " + checkpoint + " --format hf --out " + hf);
-  if (exported.exit_code != 0) throw std::runtime_error("export --format hf failed: " + exported.err);
-  const Tensors base = load_safetensors_dir(hf);
+  const std::string hf = in + "/hf", gpt2 = in + "/gpt2";  // GPT-2's shape (biases) for export --format hf
+  const CliResult trained = run_cli("train --data " + f.data_dir + " --out " + gpt2 +
+                                    " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --steps 1 --bias --device cpu");
+  const CliResult exported = run_cli("export --checkpoint " + gpt2 + " --format hf --out " + hf);
+  if (trained.exit_code != 0 || exported.exit_code != 0) {
+    throw std::runtime_error("cannot make the GPT-2 directory to import: " + trained.err + exported.err);
+  }
+  const Tensors base = lmzoo::load_safetensors_dir(hf);
   const std::string wte = name_ending(base, "wte.weight"), ln_f = name_ending(base, "ln_f.bias");
   const std::string attn = name_ending(base, "h.0.attn.c_attn.weight");
   auto variant = [&](const std::string& name, const std::function<void(Tensors&)>& edit) {
@@ -180,6 +161,30 @@ void write_io_inputs(const std::string& in, const Fixture& f, const std::string&
     for (size_t i = 0; i + 1 < ids.size(); i += 2) ids[i] = char(f.vocab_size & 0xff), ids[i + 1] = char(f.vocab_size >> 8);
     write_text(path, ids);
   }
+}
+
+// Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
+// outside its vocabulary; a checkpoint whose config fails validation.
+void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
+  write_text(in + "/latin1.txt", "caf\xE9 au lait\n");                      // 0xE9 at byte offset 3
+  write_text(in + "/latin1.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"caf\xE9\"}\n");  // line 2, offset 30
+  write_text(in + "/latin1_pairs.tsv", "a cat\tthe cat\nle caf\xE9\tthe coffee\n");
+  write_text(in + "/pairs.tsv", "a cat\tthe cat\na dog\tthe dog\n");
+  write_text(in + "/empty.txt", "");
+  write_text(in + "/junk.model", "this is no SentencePiece model");
+  write_text(in + "/ids.txt", "5 6 99999\n");
+  fs::create_directories(in + "/emptydir");
+  fs::copy(f.data_dir, in + "/corrupt", fs::copy_options::recursive);
+  {
+    std::fstream shard(in + "/corrupt/val_0000.bin", std::ios::in | std::ios::out | std::ios::binary);
+    shard.seekp(20);
+    shard.write("\xFF\xFF", 2);  // token 10 of the val split: id 65535
+  }
+  fs::copy(checkpoint + "/last", in + "/badconfig", fs::copy_options::recursive);
+  auto config = nlohmann::json::parse(read_text(in + "/badconfig/config.json"));
+  config["model"]["n_head"] = 3;  // d_model 16 is not a multiple of it
+  write_text(in + "/badconfig/config.json", config.dump());
+  write_io_inputs(in, f, checkpoint);
 }
 
 // clang-format off

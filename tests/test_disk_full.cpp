@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kTinyGpt = " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 --warmup 1 "
-                             "--device cpu ";
+// With biases: GPT-2's shape, so that export --format hf applies.
+const std::string kTinyGpt = " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 "
+                             "--warmup 1 --bias --device cpu ";
 
 // A run directory trained to step 4 (last/ at step 4, metrics.jsonl, curves.svg), made once per process.
 const std::string& base_run() {
@@ -178,9 +179,9 @@ TEST_CASE("disk full: tokenizer train keeps the previous tokenizer.model", "[dis
   const std::string out = dir / "tok";
   fs::create_directories(out);
   write_text(out + "/tokenizer.model", "the previous model");
-  const std::string args = "tokenizer train --input " + f.text_file + " --vocab-size 400 --out " + out;
+  const std::string args = "tokenizer train --input " + f.text_file + " --vocab-size 512 --out " + out;
   const auto r = run_limited(args, 1);
-  check_one_line(r, "tokenizer train", out + "/tokenizer.model: ");
+  check_one_line(r, "tokenizer", out + "/tokenizer.model: ");
   CHECK(read_text(out + "/tokenizer.model") == "the previous model");
   CHECK((tree_bytes(out).size() == 1));
   CHECK(hidden_entries(dir.path).empty());
