@@ -95,6 +95,44 @@ Seq2SeqExample encode_pair(const Tokenizer& tokenizer, const TextPair& pair, int
           encode_side(tokenizer, pair.target, max_target_len, truncated)};
 }
 
+namespace {
+
+// Writes the train and val shards of PAIRS (the last N_VAL are val), the tokenizer's files and the manifest into DIR.
+void write_pairs_dir(const std::string& dir, const PreparePairsOptions& o, const Tokenizer& tokenizer,
+                     const std::vector<TextPair>& pairs, int64_t n_val, PreparePairsResult& result) {
+  const int64_t n = int64_t(pairs.size());
+  const int vocab = tokenizer.vocab_size();
+  nlohmann::json splits, counts;
+  for (const std::string split : {"train", "val"}) {
+    const int64_t begin = split == "train" ? 0 : n - n_val, end = split == "train" ? n - n_val : n;
+    ShardWriter inputs(dir, split + "_inputs", vocab), targets(dir, split + "_targets", vocab);
+    for (int64_t i = begin; i < end; ++i) {
+      bool truncated = false;
+      const auto in = encode_side(tokenizer, pairs[size_t(i)].input, o.max_input_len, truncated);
+      const auto out = encode_side(tokenizer, pairs[size_t(i)].target, o.max_target_len, truncated);
+      result.truncated += truncated;
+      inputs.write(std::vector<int>(in.begin(), in.end()));
+      targets.write(std::vector<int>(out.begin(), out.end()));
+    }
+    splits[split + "_inputs"] = inputs.finish();
+    splits[split + "_targets"] = targets.finish();
+    counts[split] = {{"examples", end - begin}};
+  }
+  tokenizer.save(dir);
+  write_manifest(dir, {{"format_version", 1},
+                       {"kind", "pairs"},
+                       {"tokenizer_hash", tokenizer.hash()},
+                       {"vocab_size", vocab},
+                       {"dtype", shard_dtype(vocab)},
+                       {"max_input_len", o.max_input_len},
+                       {"max_target_len", o.max_target_len},
+                       {"examples", counts},
+                       {"splits", splits},
+                       {"sources", {{{"path", o.pairs}, {"pairs", n}}}}});
+}
+
+}  // namespace
+
 PreparePairsResult prepare_pairs(const PreparePairsOptions& o) {
   if (!(o.val_fraction >= 0 && o.val_fraction < 1)) throw std::runtime_error("val fraction must be in [0, 1)");
   if (o.max_input_len < 2 || o.max_target_len < 2) {
@@ -108,47 +146,11 @@ PreparePairsResult prepare_pairs(const PreparePairsOptions& o) {
   if (o.val_fraction > 0 && n >= 2) n_val = std::max<int64_t>(n_val, 1);
   n_val = std::min(n_val, n - 1);
 
-  fs::create_directories(o.out_dir);
-  fs::remove(fs::path(o.out_dir) / "manifest.json");  // a half-written directory never has one
-  std::vector<fs::path> stale;  // shards of an earlier prepare (pairs or token shards)
-  for (const auto& entry : fs::directory_iterator(o.out_dir)) {
-    const std::string name = entry.path().filename().string();
-    for (const char* prefix : {"train_inputs_", "train_targets_", "val_inputs_", "val_targets_", "train_0", "val_0"}) {
-      if (name.rfind(prefix, 0) == 0 && entry.path().extension() == ".bin") stale.push_back(entry.path());
-    }
-  }
-  for (const auto& path : stale) fs::remove(path);
-  const int vocab = tokenizer.vocab_size();
   PreparePairsResult result;
-  nlohmann::json splits, counts;
-  for (const std::string split : {"train", "val"}) {
-    const int64_t begin = split == "train" ? 0 : n - n_val, end = split == "train" ? n - n_val : n;
-    ShardWriter inputs(o.out_dir, split + "_inputs", vocab), targets(o.out_dir, split + "_targets", vocab);
-    for (int64_t i = begin; i < end; ++i) {
-      bool truncated = false;
-      const auto in = encode_side(tokenizer, pairs[size_t(i)].input, o.max_input_len, truncated);
-      const auto out = encode_side(tokenizer, pairs[size_t(i)].target, o.max_target_len, truncated);
-      result.truncated += truncated;
-      inputs.write(std::vector<int>(in.begin(), in.end()));
-      targets.write(std::vector<int>(out.begin(), out.end()));
-    }
-    splits[split + "_inputs"] = inputs.finish();
-    splits[split + "_targets"] = targets.finish();
-    counts[split] = {{"examples", end - begin}};
-  }
   result.train_examples = n - n_val;
   result.val_examples = n_val;
-  tokenizer.save(o.out_dir);
-  write_manifest(o.out_dir, {{"format_version", 1},
-                             {"kind", "pairs"},
-                             {"tokenizer_hash", tokenizer.hash()},
-                             {"vocab_size", vocab},
-                             {"dtype", shard_dtype(vocab)},
-                             {"max_input_len", o.max_input_len},
-                             {"max_target_len", o.max_target_len},
-                             {"examples", counts},
-                             {"splits", splits},
-                             {"sources", {{{"path", o.pairs}, {"pairs", n}}}}});
+  write_prepared_dir(o.out_dir, tokenizer,
+                     [&](const std::string& dir) { write_pairs_dir(dir, o, tokenizer, pairs, n_val, result); });
   return result;
 }
 
@@ -158,12 +160,13 @@ bool is_pairs_dir(const std::string& data_dir) {
   return read_manifest(data_dir).value("kind", "") == "pairs";
 }
 
-std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos) {
+std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos,
+                                       int64_t model_vocab) {
   if (!is_pairs_dir(data_dir)) {
     throw std::runtime_error(data_dir + " holds no prepared pairs (create it with: lmzoo prepare --pairs FILE)");
   }
-  const auto inputs = split_runs(TokenStream::open(data_dir, split + "_inputs"), eos);
-  const auto targets = split_runs(TokenStream::open(data_dir, split + "_targets"), eos);
+  const auto inputs = split_runs(TokenStream::open(data_dir, split + "_inputs", model_vocab), eos);
+  const auto targets = split_runs(TokenStream::open(data_dir, split + "_targets", model_vocab), eos);
   const int64_t expected = read_manifest(data_dir).at("examples").at(split).at("examples").get<int64_t>();
   if (int64_t(inputs.size()) != expected || int64_t(targets.size()) != expected) {
     throw std::runtime_error("pairs split '" + split + "' of " + data_dir + " is corrupt: " +

@@ -50,7 +50,9 @@ PreparePairsResult prepare_pairs(const PreparePairsOptions& options);
 bool is_pairs_dir(const std::string& data_dir);
 
 // The examples of one split ("train" or "val") of a prepared pairs directory, each side ending with EOS.
-// Throws std::runtime_error when the directory is not a pairs directory or its splits disagree.
-std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos);
+// Throws std::runtime_error when the directory is not a pairs directory or its splits disagree, or holds ids past
+// MODEL_VOCAB (0: not checked; see TokenStream::open).
+std::vector<Seq2SeqExample> load_pairs(const std::string& data_dir, const std::string& split, int64_t eos,
+                                       int64_t model_vocab = 0);
 
 }  // namespace lmzoo

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/utf8.h"
 #include "train/durable_io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -279,6 +279,11 @@ void SafetensorsFile::parse_header() {
   header_bytes_ = length;
   // A copy, so that the parser reads ordinary heap memory (and sanitizers see every byte it touches).
   const std::string text(reinterpret_cast<const char*>(bytes + 8), size_t(length));
+  if (const size_t at = find_invalid_utf8(text); at != std::string::npos) {
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02X", unsigned(static_cast<unsigned char>(text[at])));
+    fail("the header is not UTF-8: invalid byte " + std::string(byte) + " at byte offset " + std::to_string(8 + at));
+  }
   const Json header = parse_strict_json(text, invalid_file(path_, "the header "));
   if (!header.is_object()) fail("the header is a JSON " + std::string(header.type_name()) + ", not an object");
   for (auto it = header.begin(); it != header.end(); ++it) {
@@ -383,33 +388,20 @@ std::string header_text(const Json& header, const Failure& fail) {
   return text;
 }
 
-// Writes the length prefix, HEADER and the bytes of DATA to a hidden sibling of PATH, fsyncs it, renames it over
-// PATH and fsyncs the directory; on failure removes the sibling.
+// Writes the length prefix, HEADER and the bytes of DATA in place of PATH (train/durable_io.h's
+// replace_file_durably: nothing partial is left, a previous file stays as it was when the write fails).
 void write_durably(const std::string& path, const std::string& header, const std::vector<torch::Tensor>& data) {
-  static std::atomic<uint64_t> serial{0};
-  const fs::path target(path);
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string temporary = (parent / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
-                                           "-" + std::to_string(serial++)))
-                                    .string();
   try {
-    DurableFile file(temporary);
-    unsigned char prefix[8];
-    for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
-    file.write(prefix, sizeof(prefix));
-    file.write(header.data(), header.size());
-    for (const torch::Tensor& t : data) {
-      if (t.numel() > 0) file.write(t.data_ptr(), size_t(t.numel()) * t.element_size());
-    }
-    file.finish();
-    rename_path(temporary, path);
-  } catch (const std::runtime_error& e) {
-    remove_tree_quietly(temporary);
-    throw_error(e.what());
-  }
-  try {
-    sync_directory(parent.string());
-  } catch (const std::runtime_error& e) {
+    replace_file_durably(path, [&](DurableFile& file) {
+      unsigned char prefix[8];
+      for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
+      file.write(prefix, sizeof(prefix));
+      file.write(header.data(), header.size());
+      for (const torch::Tensor& t : data) {
+        if (t.numel() > 0) file.write(t.data_ptr(), size_t(t.numel()) * t.element_size());
+      }
+    });
+  } catch (const IoError& e) {
     throw_error(e.what());
   }
 }

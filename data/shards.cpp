@@ -20,6 +20,7 @@
 
 #include "data/corpus.h"
 #include "data/tokenizer.h"
+#include "train/durable_io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "token shards are little-endian; this host is not");
 
@@ -34,7 +35,7 @@ struct TokenStream::Shard {
   size_t bytes = 0;
   int elem_bytes = 2;
   std::string path;
-  int64_t vocab_size = 0;  // from the manifest: read() and at() throw, naming the shard, on a larger id
+  int64_t vocab_size = 0;  // the manifest's (or the model's): read() and at() throw, naming the shard, on a larger id
   ~Shard() {
     if (data) munmap(const_cast<unsigned char*>(data), bytes);
   }
@@ -54,7 +55,7 @@ struct TokenStream::Shard {
     if (vocab_size > 0 && (id < 0 || id >= vocab_size)) {
       throw std::runtime_error("shard " + path + " is corrupt: token " + std::to_string(i) + " is id " +
                                std::to_string(id) + ", outside the vocabulary of " + std::to_string(vocab_size) +
-                               " in its manifest (re-run lmzoo prepare)");
+                               " (re-run lmzoo prepare)");
     }
     return id;
   }
@@ -116,11 +117,28 @@ nlohmann::json read_manifest(const std::string& data_dir) {
   return m;
 }
 
-TokenStream TokenStream::open(const std::string& data_dir, const std::string& split) {
+namespace {
+
+// The largest id + 1 the shards of manifest M may hold for a model of MODEL_VOCAB ids (0: any): the manifest's
+// vocab_size, refused when the model has fewer ids.
+int64_t id_limit(const nlohmann::json& m, int64_t model_vocab, const std::string& where) {
+  const int64_t manifest_vocab = m.value("vocab_size", int64_t{0});
+  if (model_vocab > 0 && manifest_vocab > model_vocab) {
+    throw std::runtime_error(where + " says vocab_size " + std::to_string(manifest_vocab) +
+                             ", more ids than the model's vocabulary of " + std::to_string(model_vocab) +
+                             " (data prepared with another tokenizer? re-run lmzoo prepare with the model's)");
+  }
+  return manifest_vocab > 0 ? manifest_vocab : model_vocab;
+}
+
+}  // namespace
+
+TokenStream TokenStream::open(const std::string& data_dir, const std::string& split, int64_t model_vocab) {
   nlohmann::json m = read_manifest(data_dir);
   const std::string where = (fs::path(data_dir) / "manifest.json").string();
   TokenStream stream;
   try {
+    const int64_t limit = id_limit(m, model_vocab, where);
     const auto& splits = m.at("splits");
     if (!splits.contains(split)) {
       std::string names;
@@ -136,7 +154,7 @@ TokenStream TokenStream::open(const std::string& data_dir, const std::string& sp
       auto shard = std::make_shared<Shard>();
       shard->elem_bytes = elem;
       shard->path = path;
-      shard->vocab_size = m.value("vocab_size", int64_t{0});
+      shard->vocab_size = limit;
       shard->map(tokens);
       stream.shards_.push_back(shard);
       stream.offsets_.push_back(stream.offsets_.back() + tokens);
@@ -195,14 +213,47 @@ void TokenStream::read(int64_t start, int64_t count, int64_t* dst) const {
 // ---------------------------------------------------------------------------------------------- writing
 
 void write_manifest(const std::string& data_dir, const nlohmann::json& manifest) {
-  const fs::path path = fs::path(data_dir) / "manifest.json";
-  const fs::path tmp = fs::path(data_dir) / "manifest.json.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << manifest.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  replace_file_durably((fs::path(data_dir) / "manifest.json").string(), manifest.dump(2) + "\n");
+}
+
+namespace {
+
+// True for the shard files a prepare writes: {train,val}[_inputs,_targets]_NNNN.bin.
+bool is_shard_file(const std::string& name) {
+  const size_t underscore = name.rfind('_');
+  const size_t suffix = name.size() >= 4 ? name.size() - 4 : 0;
+  if (underscore == std::string::npos || suffix < underscore + 5 || name.compare(suffix, 4, ".bin") != 0 ||
+      name.find_first_not_of("0123456789", underscore + 1) != suffix) {
+    return false;
   }
-  fs::rename(tmp, path);
+  const std::string split = name.substr(0, underscore);
+  for (const char* known : {"train", "val", "train_inputs", "train_targets", "val_inputs", "val_targets"}) {
+    if (split == known) return true;
+  }
+  return false;
+}
+
+// Removes what an earlier prepare left in DIR: the manifest first (a half-cleared directory never has one), its
+// shards, and the files of a tokenizer other than TOKENIZER.
+void remove_previous_output(const std::string& dir, const Tokenizer& tokenizer) {
+  fs::remove(fs::path(dir) / "manifest.json");
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && is_shard_file(entry.path().filename().string())) stale.push_back(entry.path());
+  }
+  for (const auto& path : stale) fs::remove(path);
+  tokenizer.remove_other_files(dir);
+}
+
+}  // namespace
+
+void write_prepared_dir(const std::string& out_dir, const Tokenizer& tokenizer,
+                        const std::function<void(const std::string& dir)>& write) {
+  StagedDirectory staged(out_dir);
+  staged.fill(write);
+  std::error_code ec;
+  if (fs::is_directory(out_dir, ec)) remove_previous_output(out_dir, tokenizer);
+  staged.commit("manifest.json");
 }
 
 std::string shard_dtype(int vocab_size) { return vocab_size <= 65536 ? "uint16" : "uint32"; }
@@ -214,20 +265,16 @@ ShardWriter::ShardWriter(std::string dir, std::string split, int vocab_size, int
   fs::create_directories(dir_);
 }
 
-ShardWriter::~ShardWriter() {
-  if (file_) std::fclose(file_);
-}
+ShardWriter::~ShardWriter() = default;
 
 void ShardWriter::open_next() {
   if (file_) {
     shards_.back()["tokens"] = in_shard_;
-    if (std::fclose(file_) != 0) throw std::runtime_error("error writing shards in " + dir_);
+    file_->finish();
   }
   char name[64];
   std::snprintf(name, sizeof(name), "%s_%04zu.bin", split_.c_str(), shards_.size());
-  const std::string path = (fs::path(dir_) / name).string();
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_) throw std::runtime_error("cannot write shard " + path);
+  file_ = std::make_unique<DurableFile>((fs::path(dir_) / name).string());
   shards_.push_back({{"file", name}, {"tokens", 0}});
   in_shard_ = 0;
 }
@@ -250,9 +297,7 @@ void ShardWriter::write(const int* tokens, size_t count) {
         std::memcpy(&buffer_[4 * i], &v, 4);
       }
     }
-    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-      throw std::runtime_error("error writing shards in " + dir_ + " (disk full?)");
-    }
+    file_->write(buffer_.data(), buffer_.size());
     tokens += n;
     count -= n;
     in_shard_ += static_cast<int64_t>(n);
@@ -263,9 +308,8 @@ void ShardWriter::write(const int* tokens, size_t count) {
 nlohmann::json ShardWriter::finish() {
   if (file_) {
     shards_.back()["tokens"] = in_shard_;
-    int rc = std::fclose(file_);
-    file_ = nullptr;
-    if (rc != 0) throw std::runtime_error("error writing shards in " + dir_);
+    const std::unique_ptr<DurableFile> last = std::move(file_);
+    last->finish();
   }
   return {{"shards", shards_}, {"tokens", total_}};
 }
@@ -351,24 +395,9 @@ Encoded encode_batch(const Tokenizer& tokenizer, const Batch& batch) {
   return out;
 }
 
-// Removes what an earlier prepare left in DIR: manifest first, so a half-written directory never has one.
-void remove_previous_output(const std::string& dir) {
-  fs::remove(fs::path(dir) / "manifest.json");
-  std::vector<fs::path> stale;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();  // train_NNNN.bin or val_NNNN.bin
-    const size_t underscore = name.find('_');
-    const std::string prefix = name.substr(0, underscore);
-    const bool ours = (prefix == "train" || prefix == "val") && entry.path().extension() == ".bin" &&
-                      name.size() > underscore + 5 &&
-                      name.find_first_not_of("0123456789", underscore + 1) == name.size() - 4;
-    if (ours && entry.is_regular_file()) stale.push_back(entry.path());
-  }
-  for (const auto& path : stale) fs::remove(path);
-}
-
 // Encodes the corpus in batches of about chunk_bytes on up to THREADS threads into TRAIN, written in submission
-// order; counts documents into RESULT and returns the source bytes of the tokens written.
+// order; counts documents into RESULT and returns the source bytes of the tokens written. Throws, before any
+// encoding is waited for, when the corpus holds nothing but whitespace.
 int64_t encode_corpus(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
                       ShardWriter& train, PrepareResult& result) {
   const size_t threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -388,12 +417,20 @@ int64_t encode_corpus(const PrepareOptions& o, const Tokenizer& tokenizer, const
     in_flight.push_back(std::async(std::launch::async, encode_batch, std::cref(tokenizer), std::move(batch)));
     batch = Batch{};
   };
+  bool blank = true, empty = true;  // only whitespace so far; nothing at all so far
   for_each_chunk(files, o.chunk_bytes, [&](const std::string& text, bool end_of_document) {
+    blank = blank && text.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
+    empty = empty && text.empty();
     batch.texts.push_back(text);
     batch.ends.push_back(end_of_document);
     batch.bytes += text.size();
     if (batch.bytes >= o.chunk_bytes) submit();
   });
+  if (blank) {
+    throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
+                             " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text" +
+                             (empty ? "" : " (only whitespace)"));
+  }
   submit();
   while (!in_flight.empty()) write_oldest();
   return total_bytes;
@@ -439,16 +476,12 @@ void write_prepared(const PrepareOptions& o, const Tokenizer& tokenizer, const s
                              {"sources", sources}});
 }
 
-// prepare_data's work once OUT_DIR exists and holds nothing of an earlier prepare; throws on an empty corpus.
+// prepare_data's work into the fresh directory O.out_dir; throws on a corpus without text.
 PrepareResult prepare_into(const PrepareOptions& o, const Tokenizer& tokenizer, const std::vector<std::string>& files,
                            std::chrono::steady_clock::time_point t0) {
   PrepareResult result;
   ShardWriter train(o.out_dir, "train", tokenizer.vocab_size(), o.max_shard_tokens);
   const int64_t total_bytes = encode_corpus(o, tokenizer, files, train, result);
-  if (result.documents == 0) {
-    throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
-                             " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text");
-  }
   // The validation split is the last val_fraction of the stream; its source bytes are counted exactly.
   const Splits splits = split_validation(o, tokenizer, train, total_bytes);
   write_prepared(o, tokenizer, files, result.documents, splits);
@@ -475,24 +508,13 @@ PrepareResult prepare_data(const PrepareOptions& o) {
                              " has no end-of-document token (</s>, <|endoftext|> or [SEP]) to separate documents");
   }
   const std::vector<std::string> files = list_input_files(o.inputs);
-  std::error_code ec;
-  fs::path created;  // the outermost directory this run creates (removed on failure), empty when OUT_DIR exists
-  for (fs::path p = fs::path(o.out_dir).lexically_normal(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-    created = p;
-  }
-  fs::create_directories(o.out_dir);
-  remove_previous_output(o.out_dir);
-  try {
-    return prepare_into(o, tokenizer, files, t0);
-  } catch (...) {
-    // Nothing half-written stays behind: what this run wrote, or the directory it created.
-    try {
-      if (!created.empty()) fs::remove_all(created, ec);
-      else remove_previous_output(o.out_dir);
-    } catch (const std::exception&) {
-    }
-    throw;
-  }
+  PrepareResult result;
+  write_prepared_dir(o.out_dir, tokenizer, [&](const std::string& dir) {
+    PrepareOptions staged = o;
+    staged.out_dir = dir;
+    result = prepare_into(staged, tokenizer, files, t0);
+  });
+  return result;
 }
 
 }  // namespace lmzoo

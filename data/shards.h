@@ -3,7 +3,6 @@
 // random-access writes (shards are written once, in order).
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,13 +12,18 @@
 
 namespace lmzoo {
 
+class DurableFile;
+class Tokenizer;
+
 // One split ("train" or "val") of a prepared data directory, read through mmap.
 // Tokens of all shards of the split form one contiguous stream.
 class TokenStream {
  public:
   // Opens DATA_DIR/manifest.json and the shards of SPLIT. Throws std::runtime_error with a
-  // clear message when the directory, manifest or a shard is missing or malformed.
-  static TokenStream open(const std::string& data_dir, const std::string& split);
+  // clear message when the directory, manifest or a shard is missing or malformed, or when the manifest's
+  // vocab_size exceeds MODEL_VOCAB (the ids of the model that will read the tokens; 0: not checked). at() and
+  // read() throw, naming the shard, on an id past either vocabulary.
+  static TokenStream open(const std::string& data_dir, const std::string& split, int64_t model_vocab = 0);
   // In-memory stream (tests, eval on a text file).
   static TokenStream from_tokens(std::vector<int32_t> tokens);
 
@@ -43,10 +47,17 @@ nlohmann::json read_manifest(const std::string& data_dir);
 // Writes DATA_DIR/manifest.json atomically (a temporary file renamed over it).
 void write_manifest(const std::string& data_dir, const nlohmann::json& manifest);
 
+// Writes a prepared data directory whole or not at all: WRITE fills a staging directory beside OUT_DIR (its
+// errors name OUT_DIR's files), then what an earlier prepare left in OUT_DIR (manifest first, shards, the files of
+// another tokenizer) is replaced by it, the manifest last. A failure leaves OUT_DIR as it was.
+void write_prepared_dir(const std::string& out_dir, const Tokenizer& tokenizer,
+                        const std::function<void(const std::string& dir)>& write);
+
 // "uint16" when every id of the vocabulary fits in 16 bits, else "uint32".
 std::string shard_dtype(int vocab_size);
 
-// Writes one split as rolling shards DIR/{split}_{NNNN}.bin of at most max_shard_tokens tokens each.
+// Writes one split as rolling shards DIR/{split}_{NNNN}.bin of at most max_shard_tokens tokens each, each fsynced
+// when closed; a failed write (a full disk) throws "cannot write SHARD: cause" when the shard is closed.
 class ShardWriter {
  public:
   ShardWriter(std::string dir, std::string split, int vocab_size, int64_t max_shard_tokens = 100000000);
@@ -67,7 +78,7 @@ class ShardWriter {
   std::string dir_, split_;
   int vocab_size_, elem_bytes_;
   int64_t max_shard_tokens_, total_ = 0, in_shard_ = 0;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<DurableFile> file_;
   nlohmann::json shards_ = nlohmann::json::array();
   std::vector<unsigned char> buffer_;
 };

@@ -19,6 +19,7 @@
 #include "data/corpus.h"
 #include "data/sentencepiece_bridge.h"
 #include "data/tokenizer_backend.h"
+#include "train/durable_io.h"
 
 namespace fs = std::filesystem;
 
@@ -113,13 +114,13 @@ std::string train_model_proto(const TokenizerTrainOptions& options, const std::v
   return model;
 }
 
-// Writes OUT_DIR/tokenizer.model, creating OUT_DIR.
+// Writes OUT_DIR/tokenizer.model whole or not at all (staged beside OUT_DIR), creating OUT_DIR.
 void write_model_file(const std::string& out_dir, const std::string& model) {
-  fs::create_directories(out_dir);
-  const std::string path = (fs::path(out_dir) / "tokenizer.model").string();
-  std::ofstream out(path, std::ios::binary);
-  out.write(model.data(), static_cast<std::streamsize>(model.size()));
-  if (!out) throw std::runtime_error("cannot write " + path);
+  StagedDirectory staged(out_dir);
+  staged.fill([&model](const std::string& dir) {
+    write_file_durably((fs::path(dir) / "tokenizer.model").string(), model);
+  });
+  staged.commit();
 }
 
 // The first tokenizer DIR holds: its kind and the names of its files (empty when there is none).
@@ -236,12 +237,16 @@ Tokenizer Tokenizer::from_files(TokenizerKind kind, const std::string& dir, Toke
   return t;
 }
 
-void Tokenizer::save(const std::string& dir) const {
+void Tokenizer::remove_other_files(const std::string& dir) const {
   for (const char* name : {"tokenizer.model", "spiece.model", "vocab.json", "merges.txt", "encoder.json", "vocab.bpe",
                            "vocab.txt", "tokenizer_config.json"}) {
     std::error_code ec;
     if (!files_.count(name)) fs::remove(fs::path(dir) / name, ec);
   }
+}
+
+void Tokenizer::save(const std::string& dir) const {
+  remove_other_files(dir);
   write_files_durably(dir, files_);
 }
 

@@ -68,6 +68,8 @@ class Tokenizer {
   // Writes file_names() into DIR (created if missing), each fsynced, after removing any other tokenizer's files
   // there (so load(DIR) finds this one).
   void save(const std::string& dir) const;
+  // Removes from DIR the files of any other tokenizer (names save() does not write).
+  void remove_other_files(const std::string& dir) const;
   std::vector<std::string> file_names() const;
   const TokenizerFiles& files() const { return files_; }  // file name -> bytes, what save() writes
   TokenizerKind kind() const { return kind_; }

@@ -1,51 +1,19 @@
-// Tokenizer files in memory: read whole, written with write(2) + fsync, or placed in a temporary directory.
+// Tokenizer files in memory: read whole, written durably (train/durable_io.h), or placed in a temporary directory.
 #include "data/tokenizer_files.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
+#include "train/durable_io.h"
+
 namespace fs = std::filesystem;
 
 namespace lmzoo {
-
-namespace {
-
-[[noreturn]] void fail(const std::string& verb, const std::string& path, int error) {
-  throw std::runtime_error("cannot " + verb + " " + path + ": " + std::strerror(error));
-}
-
-// Opens PATH (O_RDONLY for a directory), fsyncs and closes it.
-void write_and_sync(const std::string& path, const std::string* bytes) {
-  const int fd = bytes ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
-                       : ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("write", path, errno);
-  for (size_t done = 0; bytes && done < bytes->size();) {
-    const ssize_t n = ::write(fd, bytes->data() + done, bytes->size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      fail("write", path, error);
-    }
-    done += size_t(n);
-  }
-  if (::fsync(fd) != 0 && bytes) {
-    const int error = errno;
-    ::close(fd);
-    fail("write", path, error);
-  }
-  if (::close(fd) != 0 && bytes) fail("write", path, errno);
-}
-
-}  // namespace
 
 std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -59,8 +27,8 @@ void write_files_durably(const std::string& dir, const TokenizerFiles& files) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
-  for (const auto& [name, bytes] : files) write_and_sync((fs::path(dir) / name).string(), &bytes);
-  write_and_sync(dir, nullptr);
+  for (const auto& [name, bytes] : files) write_file_durably((fs::path(dir) / name).string(), bytes);
+  sync_directory(dir);
 }
 
 TempFilesDir::TempFilesDir(const TokenizerFiles& files) {

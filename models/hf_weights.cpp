@@ -260,6 +260,23 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors_from_model(const t
   return out;
 }
 
+namespace {
+
+// Throws unless the tensor NAME holds floating-point weights, every one finite.
+void check_weight(const std::string& name, const torch::Tensor& t) {
+  if (!t.is_floating_point()) {
+    throw HfFormatError("tensor '" + name + "' has dtype " + std::string(c10::toString(t.scalar_type())) +
+                        " where a floating-point weight belongs");
+  }
+  const int64_t bad = t.numel() - torch::isfinite(t.to(torch::kFloat)).sum().item<int64_t>();
+  if (bad > 0) {
+    throw HfFormatError("tensor '" + name + "' holds " + std::to_string(bad) + " NaN or infinite value" +
+                        (bad == 1 ? "" : "s") + " (a damaged or diverged checkpoint)");
+  }
+}
+
+}  // namespace
+
 HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture a, const ModelConfig& c,
                                const std::map<std::string, torch::Tensor>& tensors) {
   HfImportReport report;
@@ -287,6 +304,7 @@ HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture a, const
     for (const auto& name : rule.hf) {
       auto found = file_name_of.find(name);
       if (found == file_name_of.end()) break;
+      check_weight(found->second, tensors.at(found->second));
       parts.push_back(from_hf(tensors.at(found->second), rule.layout));
       used.insert(name);
     }

@@ -45,7 +45,7 @@ struct HfImportReport {
 
 // Copies the HF tensors (names as found in the file: with or without the base-model prefix, gamma/beta, tied
 // copies; any float dtype) into MODEL's parameters. Throws HfFormatError naming the first missing tensor, a shape
-// that differs from the config's, or a tensor lmzoo cannot place.
+// that differs from the config's, a tensor that is not floating point or holds NaN / Inf, or one lmzoo cannot place.
 HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture architecture, const ModelConfig& config,
                                const std::map<std::string, torch::Tensor>& tensors);
 

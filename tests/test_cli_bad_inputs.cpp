@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <future>
 #include <iterator>
 #include <set>
@@ -15,6 +18,7 @@
 
 #include <torch/version.h>
 
+#include "data/safetensors.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 
@@ -120,6 +124,100 @@ void write_limit_inputs(const std::string& in, const Fixture& f, const std::stri
   write_text(in + "/big_prompt.txt", prompt);
 }
 
+using Tensors = std::map<std::string, torch::Tensor>;
+
+// The name in TENSORS that ends with SUFFIX (GPT-2's names may carry the "transformer." prefix).
+std::string name_ending(const Tensors& tensors, const std::string& suffix) {
+  for (const auto& item : tensors) {
+    if (item.first.size() >= suffix.size() && item.first.compare(item.first.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return item.first;
+    }
+  }
+  throw std::runtime_error("the exported model has no tensor ending in " + suffix);
+}
+
+// A copy of the Hugging Face directory BASE as DIR whose model.safetensors holds TENSORS.
+void hf_with_tensors(const std::string& base, const std::string& dir, const Tensors& tensors) {
+  fs::copy(base, dir, fs::copy_options::recursive);
+  lmzoo::write_safetensors(dir + "/model.safetensors", {tensors.begin(), tensors.end()});
+}
+
+// A copy of the Hugging Face directory BASE as DIR whose model.safetensors is BYTES.
+void hf_with_bytes(const std::string& base, const std::string& dir, const std::string& bytes) {
+  fs::copy(base, dir, fs::copy_options::recursive);
+  write_text(dir + "/model.safetensors", bytes);
+}
+
+// BYTES (a safetensors file) with the first FROM in its header replaced by TO, of the same length.
+std::string header_edited(std::string bytes, const std::string& from, const std::string& to) {
+  const size_t header_end = 8 + size_t(bytes[0] & 0xff) + (size_t(bytes[1] & 0xff) << 8);
+  const size_t at = bytes.find(from, 8);
+  if (at == std::string::npos || at + from.size() > header_end || from.size() != to.size()) {
+    throw std::runtime_error("cannot edit the header: '" + from + "' not found");
+  }
+  return bytes.replace(at, from.size(), to);
+}
+
+// Hugging Face directories that import refuses (hostile safetensors, integer or non-finite weights, shapes),
+// corpora without text, and data whose ids exceed the model's vocabulary: a manifest edited to a larger
+// vocab_size (bigvocab) and shards whose every id is the vocabulary size (oov).
+// (The rows use {ckpt} as it is; the model to import needs biases and is trained here.)
+void write_io_inputs(const std::string& in, const Fixture& f, const std::string& /*checkpoint*/) {
+  write_text(in + "/blank.txt", "  \t \n   \n\r\n ");
+  write_text(in + "/newlines.txt", "\n\n\n\n");
+  write_text(in + "/blank.jsonl", "{\"text\": \"  \"}\n{\"text\": \"\\n\\n\"}\n");
+  const std::string hf = in + "/hf", gpt2 = in + "/gpt2";  // GPT-2's shape (biases) for export --format hf
+  const CliResult trained = run_cli("train --data " + f.data_dir + " --out " + gpt2 +
+                                    " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --steps 1 --bias --device cpu");
+  const CliResult exported = run_cli("export --checkpoint " + gpt2 + " --format hf --out " + hf);
+  if (trained.exit_code != 0 || exported.exit_code != 0) {
+    throw std::runtime_error("cannot make the GPT-2 directory to import: " + trained.err + exported.err);
+  }
+  const Tensors base = lmzoo::load_safetensors_dir(hf);
+  const std::string wte = name_ending(base, "wte.weight"), ln_f = name_ending(base, "ln_f.bias");
+  const std::string attn = name_ending(base, "h.0.attn.c_attn.weight");
+  auto variant = [&](const std::string& name, const std::function<void(Tensors&)>& edit) {
+    Tensors tensors;
+    for (const auto& [key, value] : base) tensors[key] = value.clone();
+    edit(tensors);
+    hf_with_tensors(hf, in + "/" + name, tensors);
+  };
+  variant("hf_int64", [&](Tensors& t) { t[wte] = t[wte].to(torch::kLong); });
+  variant("hf_int32", [&](Tensors& t) { t[attn] = t[attn].to(torch::kInt); });
+  variant("hf_bool", [&](Tensors& t) { t[ln_f] = t[ln_f].to(torch::kBool); });
+  variant("hf_nan", [&](Tensors& t) { t[wte][3][5] = NAN; });
+  variant("hf_inf", [&](Tensors& t) { t[ln_f].fill_(INFINITY); });
+  variant("hf_f16_neg_inf", [&](Tensors& t) {
+    t[attn] = t[attn].to(torch::kHalf);
+    t[attn][0][0] = -INFINITY;
+  });
+  variant("hf_shape", [&](Tensors& t) { t[wte] = t[wte].narrow(0, 0, t[wte].size(0) - 1).contiguous(); });
+  variant("hf_missing", [&](Tensors& t) { t.erase(ln_f); });
+  variant("hf_extra", [&](Tensors& t) { t["lm_zoo_extra.weight"] = torch::ones({2}); });
+  const std::string bytes = read_text(hf + "/model.safetensors");
+  hf_with_bytes(hf, in + "/hf_latin1_name", header_edited(bytes, "wte.weight", "wt\xE9.weight"));
+  hf_with_bytes(hf, in + "/hf_latin1_metadata", header_edited(bytes, "\"pt\"", "\"p\xE9\""));
+  hf_with_bytes(hf, in + "/hf_truncated", bytes.substr(0, 8 + 10));
+  hf_with_bytes(hf, in + "/hf_not_json", header_edited(bytes, "{", "["));
+  hf_with_bytes(hf, in + "/hf_bad_dtype", header_edited(bytes, "\"F32\"", "\"X32\""));
+  hf_with_bytes(hf, in + "/hf_offsets", header_edited(bytes, "[0,", "[4,"));
+  const std::string twice = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                            "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+  hf_with_bytes(hf, in + "/hf_twice", std::string(1, char(twice.size())) + std::string(7, '\0') + twice + "abcd");
+
+  fs::copy(f.data_dir, in + "/bigvocab", fs::copy_options::recursive);
+  auto manifest = nlohmann::json::parse(read_text(in + "/bigvocab/manifest.json"));
+  manifest["vocab_size"] = f.vocab_size + 100;
+  write_text(in + "/bigvocab/manifest.json", manifest.dump());
+  fs::copy(f.data_dir, in + "/oov", fs::copy_options::recursive);
+  for (const char* shard : {"/oov/train_0000.bin", "/oov/val_0000.bin"}) {
+    const std::string path = in + shard;
+    std::string ids = read_text(path);
+    for (size_t i = 0; i + 1 < ids.size(); i += 2) ids[i] = char(f.vocab_size & 0xff), ids[i + 1] = char(f.vocab_size >> 8);
+    write_text(path, ids);
+  }
+}
+
 // Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
 // outside its vocabulary; a checkpoint whose config fails validation.
 void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
@@ -142,6 +240,7 @@ void write_inputs(const std::string& in, const Fixture& f, const std::string& ch
   config["model"]["n_head"] = 3;  // d_model 16 is not a multiple of it
   write_text(in + "/badconfig/config.json", config.dump());
   write_limit_inputs(in, f, checkpoint);
+  write_io_inputs(in, f, checkpoint);
 }
 
 // clang-format off
@@ -192,6 +291,39 @@ const std::vector<BadInput> kBadInputs = {
     {"export --checkpoint {ckpt} --out .", 1, "--out . is a directory"},
     {"export --checkpoint {ckpt} --out nowhere/model.pt", 1, "directory nowhere does not exist"},
     {"export --checkpoint {in}/nowhere --out model.pt", 1, "does not exist"},
+    // io faults, ids, import (issue 25)
+    {"export --checkpoint {in}/gpt2 --format hf --out {in}/blank.txt", 1, "blank.txt: Not a directory"},
+    {"import {in}/hf_int64 --out ck", 1, "wte.weight' has dtype Long where a floating-point weight belongs"},
+    {"import {in}/hf_int32 --out ck", 1, "c_attn.weight' has dtype Int where a floating-point weight belongs"},
+    {"import {in}/hf_bool --out ck", 1, "ln_f.bias' has dtype Bool where a floating-point weight belongs"},
+    {"import {in}/hf_nan --out ck", 1, "wte.weight' holds 1 NaN or infinite value ("},
+    {"import {in}/hf_inf --out ck", 1, "ln_f.bias' holds 16 NaN or infinite values"},
+    {"import {in}/hf_f16_neg_inf --out ck", 1, "c_attn.weight' holds 1 NaN or infinite value ("},
+    {"import {in}/hf_shape --out ck", 1, "wte.weight' has shape"},
+    {"import {in}/hf_missing --out ck", 1, "ln_f.bias', which GPT2LMHeadModel needs"},
+    {"import {in}/hf_extra --out ck", 1, "'lm_zoo_extra.weight', which GPT2LMHeadModel as lmzoo builds it has no place for"},
+    {"import {in}/hf_latin1_name --out ck", 1,
+     "model.safetensors is not a valid safetensors file: the header is not UTF-8: invalid byte 0xE9 at byte offset"},
+    {"import {in}/hf_latin1_metadata --out ck", 1, "the header is not UTF-8: invalid byte 0xE9"},
+    {"import {in}/hf_truncated --out ck", 1, "runs past the end of the file"},
+    {"import {in}/hf_not_json --out ck", 1, "the header is not valid JSON"},
+    {"import {in}/hf_bad_dtype --out ck", 1, "has the dtype 'X32', not one of"},
+    {"import {in}/hf_offsets --out ck", 1, "bytes for shape"},
+    {"import {in}/hf_twice --out ck", 1, "has the key 'a' twice in one object"},
+    {"import {in}/hf_nan --out new/deeper/ck", 1, "NaN or infinite"},
+    {"prepare --tokenizer {tok} --input {in}/blank.txt --out out", 1, "blank.txt holds no text (only whitespace)"},
+    {"prepare --tokenizer {tok} --input {in}/newlines.txt --out new/out", 1, "newlines.txt holds no text (only whitespace)"},
+    {"prepare --tokenizer {tok} --input {in}/blank.jsonl --out out", 1, "blank.jsonl holds no text (only whitespace)"},
+    {"prepare --tokenizer {tok} --input {in}/blank.txt {in}/newlines.txt --out out", 1,
+     "2 input files hold no text (only whitespace)"},
+    {"prepare --tokenizer {tok} --input {in}/empty.txt {in}/newlines.txt --out out", 1, "2 input files hold no text"},
+    {"eval --checkpoint {ckpt} --text {in}/emptydir", 1, "emptydir is a directory, not a text file"},
+    {"eval --checkpoint {ckpt} --text {in}", 1, " is a directory, not a text file"},
+    {"eval --checkpoint {ckpt} --data {in}/bigvocab", 1, "more ids than the model's vocabulary of"},
+    {"train --data {in}/bigvocab --out run --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --steps 1 --device cpu", 1,
+     "more ids than the model's vocabulary of"},
+    {"eval --checkpoint {ckpt} --data {in}/oov", 1, "oov/val_0000.bin is corrupt: token 0 is id"},
+    {"eval --checkpoint {ckpt} --data {in}/oov --split train", 1, "oov/train_0000.bin is corrupt: token"},
     // presets
     {"presets --show nope", 2, "unknown preset 'nope'"},
     {"presets --frobnicate", 2, "frobnicate"},

@@ -45,9 +45,10 @@ void require_all_exit(const RanksResult& r, int code) {
 // sums in the same order). One rank of batch 2b sums each gradient in another order, which AdamW amplifies over
 // steps, so it is compared after one step, where the arithmetic bounds the difference: the first AdamW step
 // moves each weight by lr0 * g / (|g| + eps) (bias-corrected moments m = g, v = g^2; decay is the same for
-// both), which a relative rounding error r in g changes by at most lr0 * r. With r <= 1e-3 (fp32 sums over a
-// few hundred terms are good to ~1e-5) the weights agree within 1e-3 * lr0 plus one rounding of each weight,
-// where rank 0's rows alone (half the batch) move many weights by about lr0.
+// both), which a relative rounding error r in g changes by at most lr0 * r. fp32 sums of a few hundred terms
+// are good to about 1e-5 relative, except for gradients that nearly cancel; allowing r = 1e-2 (measured here:
+// 2e-3 at worst) keeps the check two orders of magnitude below what a wrong batch gives: rank 0's rows alone
+// (half the batch) move many weights by about lr0.
 void check_equivalence(const std::string& model_flags, int64_t b, const TempDir& dir) {
   const std::string base = "train --data " + tiny_corpus().data_dir + kCommon + model_flags + " --steps 3 ";
   const auto ranks = run_ranks(2, [&](int) { return base + "--batch-size " + std::to_string(b) + " --out " + dir / "ranks"; }, dir);
@@ -71,8 +72,8 @@ void check_equivalence(const std::string& model_flags, int64_t b, const TempDir&
   }
   const double rounding = largest * std::ldexp(1.0, -23);  // one fp32 ulp at the largest weight
   const double big_difference = max_weight_difference(dir / "accum1/last", dir / "big1/last");
-  INFO("one step: accum vs big " << big_difference << ", tolerance " << 1e-3 * lr0 + rounding);
-  CHECK(big_difference <= 1e-3 * lr0 + rounding);
+  INFO("one step: accum vs big " << big_difference << ", tolerance " << 1e-2 * lr0 + rounding);
+  CHECK(big_difference <= 1e-2 * lr0 + rounding);
   CHECK(max_weight_difference(dir / "half1/last", dir / "big1/last") > 0.5 * lr0);
   // Validation (batches of b, split over the ranks and summed) scores what one process of batch b scores: the same
   // terms summed in another order, good to fp32 rounding of a mean loss of a few nats.

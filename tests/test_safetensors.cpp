@@ -332,7 +332,9 @@ TEST_CASE("a header that is not JSON, or not a JSON object, is refused", "[safet
   CHECK_THAT(refusal(dir, file_bytes("{}x", "")), Catch::Contains("the header is not valid JSON"));
   CHECK_THAT(refusal(dir, file_bytes("", "")), Catch::Contains("the header is not valid JSON"));
   CHECK_THAT(refusal(dir, file_bytes(std::string("{\0}", 3), "")), Catch::Contains("not valid JSON"));
-  CHECK_THAT(refusal(dir, file_bytes("{\"\xff\":1}", "")), Catch::Contains("not valid JSON"));  // not UTF-8
+  // Not UTF-8: byte 2 of the header, 8 + 2 in the file.
+  CHECK_THAT(refusal(dir, file_bytes("{\"\xff\":1}", "")),
+             Catch::Contains("the header is not UTF-8: invalid byte 0xFF at byte offset 10"));
   CHECK_THAT(refusal(dir, file_bytes("[1, 2]", "")), Catch::Contains("the header is a JSON array, not an object"));
   CHECK_THAT(refusal(dir, file_bytes("7", "")), Catch::Contains("the header is a JSON number, not an object"));
   const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
@@ -781,9 +783,7 @@ TEST_CASE("a write that hits the file size limit (EFBIG) leaves no file and keep
     }
   }
   INFO(message);
-  CHECK_THAT(message, Catch::StartsWith("cannot write " + dir / ".model.safetensors.tmp-"));
-  CHECK(message.size() > 16);
-  CHECK(message.substr(message.size() - 16) == ": File too large");
+  CHECK(message == "cannot write " + path + ": File too large");
   CHECK(fs::exists(path) == previous);
   if (previous) CHECK(read_text(path) == before);
   CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == (previous ? 1 : 0));

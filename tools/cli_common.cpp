@@ -2,6 +2,7 @@
 #include "tools/cli_common.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -89,6 +90,8 @@ void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenize
 }
 
 std::string read_whole_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + " is a directory, not a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
   std::stringstream ss;

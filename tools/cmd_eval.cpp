@@ -41,7 +41,7 @@ ScoredText text_to_score(const cxxopts::ParseResult& r, const Tokenizer& tokeniz
     }
     out.source = r["data"].as<std::string>() + " (" + split + ")";
     check_same_tokenizer(r["data"].as<std::string>(), tokenizer, checkpoint);
-    out.stream = TokenStream::open(r["data"].as<std::string>(), split);
+    out.stream = TokenStream::open(r["data"].as<std::string>(), split, tokenizer.vocab_size());
     out.source_bytes = out.stream.source_bytes();
   } else {
     out.source = r["text"].as<std::string>();
@@ -140,9 +140,10 @@ int eval_t5(const cxxopts::ParseResult& r, T5& model, const CheckpointInfo& info
     check_same_tokenizer(dir, tokenizer, info.dir);
     source = dir + " (" + split + ")";
     if (is_pairs_dir(dir)) {
-      result = target_perplexity(model, load_pairs(dir, split, special.eos), pad, batch_size, device, precision);
+      const auto examples = load_pairs(dir, split, special.eos, info.model.vocab_size);
+      result = target_perplexity(model, examples, pad, batch_size, device, precision);
     } else {
-      const TokenStream stream = TokenStream::open(dir, split);
+      const TokenStream stream = TokenStream::open(dir, split, info.model.vocab_size);
       SpanOptions options;
       options.batch_size = batch_size;
       options.input_length = max_len;

@@ -4,10 +4,13 @@
 #include <iostream>
 #include <unistd.h>
 
+#include <torch/csrc/jit/serialization/export.h>
+
 #include "models/torchscript_export.h"
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/durable_io.h"
 #include "train/hf_interchange.h"
 
 namespace lmzoo {
@@ -45,24 +48,13 @@ void check_writable_file(const std::string& out) {
   if (access(dir.c_str(), W_OK) != 0) throw std::runtime_error("cannot write " + out + ": " + dir.string() + " is not writable");
 }
 
-// Writes the TorchScript module of INFO to OUT: beside OUT under a temporary name, then renamed over it.
+// Writes the TorchScript module of INFO to OUT: serialized straight into a hidden sibling of OUT, which is fsynced
+// and renamed over it (train/durable_io.h); a full disk leaves OUT as it was.
 void export_torchscript(const CheckpointInfo& info, const std::string& out) {
   ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
-  const std::filesystem::path target(out);
-  const std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                                                   std::to_string(getpid()))).string();
-  std::error_code ec;
-  try {
-    exported.module.save(tmp);
-  } catch (const c10::Error&) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + out);
-  }
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + out + ": " + ec.message());
-  }
+  replace_file_durably(out, [&exported](DurableFile& file) {
+    torch::jit::ExportModule(exported.module, [&file](const void* data, size_t n) { return file.write(data, n); });
+  });
   std::cout << "exported " << info.dir << " (" << (info.model.labels.empty() ? enum_name(info.model.arch) : "bert classifier")
             << ") -> " << out << "\n";
   for (const auto& method : exported.methods) std::cout << "  " << method << "\n";

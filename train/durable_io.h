@@ -2,9 +2,17 @@
 // created, fsynced, renamed and removed; every failure throws one line "cannot VERB PATH: strerror".
 #pragma once
 #include <cstddef>
+#include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace lmzoo {
+
+// What every failure here throws: one line "cannot VERB PATH: strerror(error)", with the errno kept.
+struct IoError : std::runtime_error {
+  IoError(const std::string& what, int error) : std::runtime_error(what), error(error) {}
+  int error;
+};
 
 // A file being written (created or truncated). write() never fails from the caller's view: the first
 // error is kept and later writes are skipped, so a writer that cannot stop midway (torch's zip writer,
@@ -26,8 +34,52 @@ class DurableFile {
   int error_ = 0;  // the first errno seen
 };
 
+// A file opened for appending (created if missing). append() writes a record whole and fsyncs it; when that fails
+// (a full disk, EFBIG) it cuts the file back to its size before the record, so the file is as it was, and throws
+// "cannot write PATH: cause".
+class AppendFile {
+ public:
+  explicit AppendFile(std::string path);  // throws "cannot open PATH for writing: cause"
+  ~AppendFile();
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  void append(const std::string& bytes);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // Writes bytes to path and fsyncs it.
 void write_file_durably(const std::string& path, const std::string& bytes);
+// Replaces PATH whole: FILL writes into a hidden sibling (.NAME.tmp-PID-N), which is fsynced, renamed over PATH
+// and its directory fsynced. On any failure the sibling is removed, PATH is left as it was, and the error is
+// thrown as one line "cannot write PATH: cause" (ENOSPC, EFBIG, ... from the first failed write).
+void replace_file_durably(const std::string& path, const std::function<void(DurableFile&)>& fill);
+void replace_file_durably(const std::string& path, const std::string& bytes);
+
+// A directory written under a hidden sibling of TARGET (.NAME.tmp-PID) and moved into place whole by commit():
+// renamed to TARGET when TARGET is absent or empty, else its files renamed over TARGET's, LAST_FILE last. Parent
+// directories are created; when not committed (a failure), the sibling and the parents this object created are
+// removed and TARGET is left as it was.
+class StagedDirectory {
+ public:
+  explicit StagedDirectory(std::string target);  // throws "cannot create PATH: cause"
+  ~StagedDirectory();
+  StagedDirectory(const StagedDirectory&) = delete;
+  StagedDirectory& operator=(const StagedDirectory&) = delete;
+
+  const std::string& path() const { return staging_; }  // where to write
+  // Runs WORK(path()); a std::runtime_error it throws is rethrown with path() in its message replaced by TARGET,
+  // so that "cannot write TARGET/model.safetensors: No space left on device" names the file the user asked for.
+  void fill(const std::function<void(const std::string&)>& work);
+  void commit(const std::string& last_file = "");
+
+ private:
+  std::string target_, staging_, created_;  // created_: the outermost parent this object made, or ""
+  bool committed_ = false;
+};
 // mkdir (the parent must exist); throws "cannot create PATH: ..." (EEXIST included).
 void make_directory(const std::string& path);
 // fsyncs a directory so that the entries created, renamed or removed in it survive a power loss.

@@ -118,16 +118,17 @@ HfExportResult export_hf_model(const CheckpointInfo& checkpoint, const std::stri
   const auto tensors = hf_tensors_from_model(*model.module(), result.architecture, checkpoint.model);
   const nlohmann::json config = hf_config_from_model(checkpoint.model, result.architecture, hf_token_ids(tokenizer));
 
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create " + out_dir + ": " + ec.message());
-  const fs::path out(out_dir);
-  write_safetensors((out / "model.safetensors").string(), tensors, {{"format", "pt"}});
-  result.files.push_back("model.safetensors");
-  write_file_durably((out / "config.json").string(), config.dump(2) + "\n");
-  result.files.push_back("config.json");
+  // Written whole or not at all: staged beside OUT_DIR, then moved into place.
   const TokenizerFiles tokenizer_files = hf_tokenizer_files(tokenizer);
-  write_files_durably(out_dir, tokenizer_files);
+  StagedDirectory staged(out_dir);
+  staged.fill([&](const std::string& dir) {
+    write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+    write_file_durably((fs::path(dir) / "config.json").string(), config.dump(2) + "\n");
+    write_files_durably(dir, tokenizer_files);
+  });
+  staged.commit();
+  result.files.push_back("model.safetensors");
+  result.files.push_back("config.json");
   for (const auto& item : tokenizer_files) result.files.push_back(item.first);
   return result;
 }

@@ -2,10 +2,7 @@
 // only; other fields of the records (tokens_per_s, mfu, memory) are ignored.
 #include "train/loss_curves.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -114,24 +111,6 @@ RunCurves curves_of(const std::vector<nlohmann::json>& records, CurveAxis axis, 
   return curves;
 }
 
-// Writes TEXT to a temporary file beside OUT and renames it over OUT; a failure leaves OUT as it was and throws
-// "cannot write OUT: cause".
-void write_atomically(const fs::path& out, const std::string& text) {
-  static std::atomic<unsigned> counter{0};  // distinct temporary names for concurrent writers in one process
-  const fs::path tmp = out.parent_path() / ("." + out.filename().string() + ".tmp-" + std::to_string(::getpid()) +
-                                            "-" + std::to_string(counter++));
-  try {
-    write_file_durably(tmp.string(), text);
-    rename_path(tmp.string(), out.string());
-  } catch (const std::runtime_error& e) {
-    remove_tree_quietly(tmp.string());
-    const std::string what = e.what();  // "cannot VERB PATH: cause" from durable_io
-    const auto cause = what.rfind(": ");
-    throw std::runtime_error("cannot write " + out.string() +
-                             (cause == std::string::npos ? ": " + what : what.substr(cause)));
-  }
-}
-
 }  // namespace
 
 RunCurves read_run_curves(const fs::path& run_dir, CurveAxis x) {
@@ -184,7 +163,7 @@ void write_loss_curves(const std::vector<fs::path>& run_dirs, const fs::path& ou
   }
   const std::string title = runs.size() <= 3 ? "Training curves: " + names
                                              : "Training curves: " + std::to_string(runs.size()) + " runs";
-  write_atomically(out_svg, render_loss_curves(runs, x, title));
+  replace_file_durably(out_svg.string(), render_loss_curves(runs, x, title));
 }
 
 void write_run_curves(const fs::path& run_dir) { write_loss_curves({run_dir}, run_dir / "curves.svg"); }

@@ -1,22 +1,24 @@
-// metrics.jsonl: one JSON object per line, appended and flushed as each record is made.
+// metrics.jsonl: one JSON object per line, appended and fsynced as each record is made; a record that cannot be
+// written whole is not written at all.
 #pragma once
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "train/durable_io.h"
 
 namespace lmzoo {
 
 class MetricsLog {
  public:
   explicit MetricsLog(const std::string& path);
-  // Throws one line naming the file and the cause when the write fails (e.g. the disk is full).
+  // Throws one line naming the file and the cause when the write fails (e.g. the disk is full), leaving the file
+  // as it was before the record.
   void append(const nlohmann::json& record);
 
  private:
-  std::string path_;
-  std::ofstream out_;
+  AppendFile file_;
 };
 
 // On resume: keeps the records up to and including `step` (and drops a line torn by a crash), so the

@@ -40,8 +40,8 @@ constexpr uint64_t kValSeedSalt = 0xE7A1;  // validation batches use their own s
 class CausalTask : public TrainingTask {
  public:
   CausalTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
-      : train_(TokenStream::open(config.data_dir, "train")),
-        val_(TokenStream::open(config.data_dir, "val")),
+      : train_(TokenStream::open(config.data_dir, "train", model.vocab_size)),
+        val_(TokenStream::open(config.data_dir, "val", model.vocab_size)),
         train_batcher_(train_, config.batch_size, model.max_seq_len, config.seed, shard),
         val_batcher_(val_, config.batch_size, model.max_seq_len, mix_seed(config.seed, kValSeedSalt)),
         val_batches_(val_.size() > model.max_seq_len ? config.eval_iters : 0),
@@ -67,7 +67,8 @@ class CausalTask : public TrainingTask {
 class MlmTask : public TrainingTask {
  public:
   MlmTask(const ModelConfig& model, const TrainConfig& config, const Tokenizer& tokenizer, DataShard shard)
-      : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
+      : train_(TokenStream::open(config.data_dir, "train", model.vocab_size)),
+        val_(TokenStream::open(config.data_dir, "val", model.vocab_size)) {
     MlmOptions options;
     options.batch_size = config.batch_size;
     options.seq_len = model.max_seq_len;
@@ -191,7 +192,8 @@ TrainBatch from_seq2seq(const Seq2SeqBatch& b) {
 class SpanTask : public TrainingTask {
  public:
   SpanTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
-      : train_(TokenStream::open(config.data_dir, "train")), val_(TokenStream::open(config.data_dir, "val")) {
+      : train_(TokenStream::open(config.data_dir, "train", model.vocab_size)),
+        val_(TokenStream::open(config.data_dir, "val", model.vocab_size)) {
     SpanOptions options;
     options.batch_size = config.batch_size;
     options.input_length = model.max_seq_len;
@@ -225,8 +227,8 @@ class PrefixTask : public TrainingTask {
  public:
   PrefixTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
       : decoder_only_(model.arch == Arch::kGpt),
-        train_(TokenStream::open(config.data_dir, "train")),
-        val_(TokenStream::open(config.data_dir, "val")) {
+        train_(TokenStream::open(config.data_dir, "train", model.vocab_size)),
+        val_(TokenStream::open(config.data_dir, "val", model.vocab_size)) {
     PrefixOptions options;
     options.batch_size = config.batch_size;
     options.seq_len = model.max_seq_len;
@@ -270,8 +272,8 @@ class Seq2SeqTask : public TrainingTask {
       : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
         eos_(special.require(special.eos, "</s>", "seq2seq")), pad_(special.require(special.pad, "<pad>", "seq2seq")),
         shard_(shard), seed_(config.seed) {
-    train_ = fit(load_pairs(config.data_dir, "train", eos_), model.max_seq_len, eos_);
-    val_ = fit(load_pairs(config.data_dir, "val", eos_), model.max_seq_len, eos_);
+    train_ = fit(load_pairs(config.data_dir, "train", eos_, model.vocab_size), model.max_seq_len, eos_);
+    val_ = fit(load_pairs(config.data_dir, "val", eos_, model.vocab_size), model.max_seq_len, eos_);
     if (train_.empty()) throw std::runtime_error(config.data_dir + " has no training pairs");
     tokens_ = 0;
     for (const auto& e : train_) tokens_ += int64_t(e.inputs.size() + e.targets.size());
