@@ -12,6 +12,7 @@
 #include "tests/cli_checks.h"
 #include "tests/checkpoint_compare.h"
 #include "tests/cli_helpers.h"
+#include "tests/file_trees.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
 #include "train/checkpoint.h"
@@ -23,25 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kTinyGpt = " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --eval-iters 1 --warmup 1 --device cpu ";
-
-// Every file under dir (relative path -> bytes).
-std::map<std::string, std::string> tree_bytes(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = read_text(e.path());
-  }
-  return files;
-}
-
-// The names in dir that start with a dot (the hidden siblings of checkpoints, and .lock).
-std::set<std::string> hidden_entries(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name[0] == '.' && name != ".lock") names.insert(name);
-  }
-  return names;
-}
 
 // A run directory trained to step 4 through the CLI (last/ and best/ at step 4), made once per process.
 const std::string& base_run() {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_helpers.h"
+#include "tests/file_trees.h"
 #include "tests/fixtures.h"
 
 using namespace lmzoo::test;
@@ -70,26 +71,6 @@ bool file_size_limit_works() {
       return;                                                                             \
     }                                                                                     \
   } while (0)
-
-// Every file under PATH (a file or a directory), relative path -> bytes.
-std::map<std::string, std::string> tree_bytes(const fs::path& path) {
-  std::map<std::string, std::string> files;
-  if (fs::is_regular_file(path)) return {{path.filename().string(), read_text(path)}};
-  for (const auto& e : fs::recursive_directory_iterator(path)) {
-    if (e.is_regular_file()) files[fs::relative(e.path(), path).string()] = read_text(e.path());
-  }
-  return files;
-}
-
-// The entries of DIR whose names start with a dot: the temporary siblings a write would leave.
-std::set<std::string> hidden_entries(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name[0] == '.' && name != ".lock") names.insert(name);
-  }
-  return names;
-}
 
 // R failed as one line from `lmzoo COMMAND` saying that PATH could not be written because the file was too large.
 void check_one_line(const CliResult& r, const std::string& command, const std::string& path) {

@@ -18,6 +18,7 @@
 #include "tests/cli_checks.h"
 #include "tests/checkpoint_compare.h"
 #include "tests/cli_helpers.h"
+#include "tests/file_trees.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
 #include "train/checkpoint.h"
@@ -124,15 +125,6 @@ TEST_CASE("non-finite gradients: steps are skipped, the run stops after K in a r
   }
 }
 
-// Every file under DIR with its bytes: what a refused command must leave as it was.
-static std::map<std::string, std::string> tree_contents(const std::string& dir) {
-  std::map<std::string, std::string> contents;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    contents[e.path().string()] = e.is_regular_file() ? read_text(e.path()) : "(directory)";
-  }
-  return contents;
-}
-
 TEST_CASE("a new run never starts in a directory holding run state, whatever part of it is missing",
           "[train][faults][run_dir]") {
   const Fixture& f = tiny_corpus("char");
@@ -150,12 +142,12 @@ TEST_CASE("a new run never starts in a directory holding run state, whatever par
     const std::string case_run = copy / "run";
     fs::copy(run, case_run, fs::copy_options::recursive);
     for (const auto& name : c.removed) fs::remove_all(case_run + "/" + name);
-    const auto before = tree_contents(case_run);
+    const auto before = tree_bytes(case_run);
     const CliResult r = run_cli("train --data " + f.data_dir + " --out " + case_run + kTiny + "--steps 2");
     INFO("removed last/ and " << c.removed.size() << " more");
     check_user_error(r, case_run + " already holds a run " + c.named + "; it has no complete last/ to resume from");
     CHECK(r.exit_code == 2);
-    CHECK(tree_contents(case_run) == before);  // nothing replaced, nothing added
+    CHECK(tree_bytes(case_run) == before);  // nothing replaced, nothing added
   }
   // A lock file and an empty metrics.jsonl (a run killed before it logged anything) are no run state.
   for (const auto& e : fs::directory_iterator(run)) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds lmzoo with AddressSanitizer + UndefinedBehaviorSanitizer (-DLMZOO_SANITIZE=ON) into build-sanitize/ and runs
-# the signal, fault and bad-input tests there. Usage: bash tools/sanitize_check.sh [extra Catch2 test spec]
+# Builds lmzoo with AddressSanitizer + UndefinedBehaviorSanitizer (-DLMZOO_SANITIZE=ON; UBSan alone where the
+# sentencepiece bridge needs RTLD_DEEPBIND, see CMakeLists.txt) into build-sanitize/ and runs the signal, fault and
+# bad-input tests there. Usage: bash tools/sanitize_check.sh [extra Catch2 test spec]
 # (takes about twice a normal build; not part of tools/test.sh).
 set -euo pipefail
 

@@ -13,8 +13,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -144,7 +146,7 @@ c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chron
   options.port = uint16_t(env.master_port);
   options.isServer = env.rank == 0 && !env.agent_store;  // torchrun's agent already serves the port
   options.numWorkers = size_t(env.world_size);
-  options.waitWorkers = true;  // each rank checks in; the server waits (up to the timeout) for all of them
+  options.waitWorkers = false;  // wait_for_all_ranks waits for them, within the same deadline
   options.timeout = timeout;
   c10::intrusive_ptr<c10d::TCPStore> store;
   try {
@@ -154,6 +156,20 @@ c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, std::chron
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);  // this LibTorch has no libuv
   }
   return c10::make_intrusive<c10d::PrefixStore>("lmzoo/" + std::to_string(env.restart_count), store);
+}
+
+// Each rank checks in on the store and waits until all WORLD_SIZE have, until DEADLINE: the one wait for ranks
+// that never start, so that --dist-timeout bounds it (the process group then forms at once).
+void wait_for_all_ranks(c10d::Store& store, const DistributedEnv& env, std::chrono::steady_clock::time_point deadline) {
+  int64_t joined = store.add("ranks_joined", 1);
+  while (joined < env.world_size) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("only " + std::to_string(joined) + " of " + std::to_string(env.world_size) +
+                               " ranks joined within --dist-timeout");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    joined = store.add("ranks_joined", 0);
+  }
 }
 
 #if LMZOO_WITH_GLOO
@@ -212,6 +228,7 @@ std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const tor
                                             std::chrono::milliseconds timeout) {
   const std::string who = "rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size);
   const MutedStderr muted;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = join_store(env, timeout);
@@ -221,6 +238,11 @@ std::unique_ptr<Communicator> connect_ranks(const DistributedEnv& env, const tor
                                                "python3 tools/torchrun.py (torchrun without libuv)" : "";
     throw std::runtime_error(who + ": could not join the store at " + env.master_addr + ":" +
                              std::to_string(env.master_port) + " (" + what_of(e) + ")" + hint);
+  }
+  try {
+    wait_for_all_ranks(*store, env, deadline);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(who + ": could not form the process group with the other ranks (" + what_of(e) + ")");
   }
   try {
     if (device.is_cuda()) {
