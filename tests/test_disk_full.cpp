@@ -81,19 +81,25 @@ void check_one_line(const CliResult& r, const std::string& command, const std::s
   CHECK(r.err.find(": File too large\n") != std::string::npos);
 }
 
+// `lmzoo COMMAND ARGS` writing the one file OUT (holding PREVIOUS) under a LIMIT_KB file-size limit: one line
+// naming OUT, OUT unchanged, no temporary sibling left; without the limit it succeeds and writes more than that.
+void check_single_file_kept(const std::string& command, const std::string& args, const TempDir& dir,
+                            const std::string& out, const std::string& previous, int64_t limit_kb) {
+  write_text(out, previous);
+  const auto r = run_limited(command + " " + args + " --out " + out, limit_kb);
+  check_one_line(r, command, out + ": ");
+  CHECK(read_text(out) == previous);
+  CHECK(hidden_entries(dir.path).empty());
+  CHECK(run_cli(command + " " + args + " --out " + out).exit_code == 0);  // the limit was the cause
+  CHECK(fs::file_size(out) > uintmax_t(limit_kb) * 1024);
+}
+
 }  // namespace
 
 TEST_CASE("disk full: export keeps the previous TorchScript file and leaves no partial one", "[disk_full]") {
   REQUIRE_FILE_SIZE_LIMIT();
   TempDir dir;
-  const std::string out = dir / "model.pt";
-  write_text(out, "the previous export");
-  const auto r = run_limited("export --checkpoint " + base_run() + " --out " + out, 8);
-  check_one_line(r, "export", out + ": ");
-  CHECK(read_text(out) == "the previous export");
-  CHECK(hidden_entries(dir.path).empty());
-  CHECK(run_cli("export --checkpoint " + base_run() + " --out " + out).exit_code == 0);  // the limit was the cause
-  CHECK(fs::file_size(out) > 8 * 1024);
+  check_single_file_kept("export", "--checkpoint " + base_run(), dir, dir / "model.pt", "the previous export", 8);
 }
 
 TEST_CASE("disk full: export --format hf keeps the previous directory whole", "[disk_full]") {
@@ -196,12 +202,5 @@ TEST_CASE("disk full: a metrics.jsonl append that fails leaves the file as it wa
 TEST_CASE("disk full: plot keeps the previous SVG", "[disk_full]") {
   REQUIRE_FILE_SIZE_LIMIT();
   TempDir dir;
-  const std::string out = dir / "curves.svg";
-  write_text(out, "<svg>the previous picture</svg>");
-  const auto r = run_limited("plot " + base_run() + " --out " + out, 1);
-  check_one_line(r, "plot", out + ": ");
-  CHECK(read_text(out) == "<svg>the previous picture</svg>");
-  CHECK(hidden_entries(dir.path).empty());
-  CHECK(run_cli("plot " + base_run() + " --out " + out).exit_code == 0);
-  CHECK(fs::file_size(out) > 1024);
+  check_single_file_kept("plot", base_run(), dir, dir / "curves.svg", "<svg>the previous picture</svg>", 1);
 }
