@@ -4,7 +4,6 @@
 // optionally sharded optimizer state).
 #include "train/trainer.h"
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
