@@ -3,6 +3,9 @@
 #include "tests/catch_compat.h"
 
 #include <sstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "data/shards.h"
 #include "data/tokenizer.h"
@@ -59,6 +62,53 @@ TEST_CASE("cli: tokenizer train, encode, decode round trip through stdin", "[cli
     r = run_cli(help);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("lmzoo"));
+  }
+}
+
+TEST_CASE("cli: tokenizer encode/decode --jsonl: one text or id list per line, newlines inside", "[cli]") {
+  const Fixture& f = tiny_corpus();
+  const Tokenizer tok = Tokenizer::load(f.tokenizer_dir);
+  TempDir dir;
+  const std::vector<std::string> texts = {"The cat\tsat.\n\nOn the mat", "", "  two  spaces ",
+                                          "caf\xC3\xA9 \xF0\x9F\x98\x80\r\n", std::string(9000, 'x') + "\n end"};
+  std::string lines;
+  for (const auto& text : texts) lines += nlohmann::json(text).dump() + "\n";
+  write_text(dir / "in.jsonl", lines);
+  auto r = run_cli("tokenizer encode --jsonl --tokenizer " + q(f.tokenizer_dir), dir / "in.jsonl");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(count_lines(r.out) == int(texts.size()));
+  std::istringstream out(r.out);
+  std::string expected_ids;
+  for (const auto& text : texts) {
+    std::string line;
+    std::getline(out, line);
+    const std::vector<int> ids = nlohmann::json::parse(line).get<std::vector<int>>();
+    CHECK(ids == tok.encode(text));  // each line on its own, as one call of the library
+    expected_ids += line + "\n";
+  }
+
+  write_text(dir / "ids.jsonl", expected_ids);
+  r = run_cli("tokenizer decode --jsonl --tokenizer " + q(f.tokenizer_dir), dir / "ids.jsonl");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == lines);  // the texts back, byte for byte, one JSON string per line
+
+  // Lines that are not what each mode reads: one stderr line naming the stdin line, exit 1.
+  const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
+      {"encode", "\"ok\"\n42\n", "stdin line 2 is not a JSON string"},
+      {"encode", "\"ok\"\nnot json\n", "stdin line 2 is not JSON"},
+      {"encode", "\"\\udc00\"\n", "stdin line 1 is not JSON"},
+      {"decode", "[1, 2]\n\"text\"\n", "stdin line 2 is not a JSON array of ids"},
+      {"decode", "[1, 99999999]\n", "'99999999' on stdin line 1 is not a token id in [0, "},
+      {"decode", "[1.5]\n", "'1.5' on stdin line 1 is not a token id"},
+  };
+  for (const auto& [action, input, message] : bad) {
+    write_text(dir / "bad.jsonl", input);
+    r = run_cli("tokenizer " + action + " --jsonl --tokenizer " + q(f.tokenizer_dir), dir / "bad.jsonl");
+    INFO(action << " of " << input);
+    CHECK(r.exit_code == 1);
+    CHECK(count_lines(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains(message));
   }
 }
 

@@ -1,4 +1,5 @@
-// lmzoo tokenizer: `train` a SentencePiece model, `encode` stdin to pieces or ids, `decode` ids to text.
+// lmzoo tokenizer: `train` a SentencePiece model, `encode` stdin to pieces or ids, `decode` ids to text (whole
+// stdin, or --jsonl: one text or id list per line).
 // Leaves out: sampling-based encodings and vocabulary editing.
 #include <iostream>
 #include <iterator>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
 
 #include "data/tokenizer.h"
 #include "data/utf8.h"
@@ -71,14 +73,46 @@ int train(int argc, char** argv) {
   return 0;
 }
 
+// Reads stdin line by line for --jsonl: calls EACH(line number, the parsed JSON value); a line that does not
+// parse is input, not usage (exit 1).
+template <class Each>
+void for_each_jsonl_line(Each each) {
+  std::string line;
+  for (int64_t number = 1; std::getline(std::cin, line); ++number) {
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      throw std::runtime_error("stdin line " + std::to_string(number) + " is not JSON");
+    }
+    each(number, value);
+  }
+}
+
+// One JSON string per stdin line -> one JSON array of ids per stdout line.
+void encode_jsonl(const Tokenizer& tokenizer) {
+  for_each_jsonl_line([&](int64_t number, const nlohmann::json& value) {
+    if (!value.is_string()) throw std::runtime_error("stdin line " + std::to_string(number) + " is not a JSON string");
+    const std::string& text = value.get_ref<const std::string&>();
+    require_utf8(text, "stdin line " + std::to_string(number));
+    std::cout << nlohmann::json(tokenizer.encode_long(text)).dump() << '\n';
+  });
+  std::cout << std::flush;
+}
+
 int encode(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer encode", "Encode all of stdin; print pieces (or ids) separated by spaces on one line.");
   options.add_options()
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
-      ("ids", "print token ids instead of pieces");
+      ("ids", "print token ids instead of pieces")
+      ("jsonl", "each stdin line is a JSON string; print one JSON array of its ids per line");
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result)) return 0;
   Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  if (result.count("jsonl")) {
+    encode_jsonl(tokenizer);
+    return 0;
+  }
   const std::string text = read_stdin();
   require_utf8(text, "stdin");
   std::string line;
@@ -90,26 +124,53 @@ int encode(int argc, char** argv) {
   return 0;
 }
 
+// The id WORD names, checked against the vocabulary; WHERE names it in the error (stdin is input: exit 1).
+int parse_id(const Tokenizer& tokenizer, const std::string& word, const std::string& where) {
+  size_t used = 0;
+  int id = -1;
+  try {
+    id = std::stoi(word, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != word.size() || id < 0 || id >= tokenizer.vocab_size()) {
+    throw std::runtime_error("'" + word + "' " + where + " is not a token id in [0, " +
+                             std::to_string(tokenizer.vocab_size()) + ")");
+  }
+  return id;
+}
+
+// One JSON array of ids per stdin line -> one JSON string per stdout line (bytes that are not UTF-8, as a
+// slice of a character's byte pieces gives, become U+FFFD).
+void decode_jsonl(const Tokenizer& tokenizer) {
+  for_each_jsonl_line([&](int64_t number, const nlohmann::json& value) {
+    const std::string where = "on stdin line " + std::to_string(number);
+    if (!value.is_array()) throw std::runtime_error("stdin line " + std::to_string(number) + " is not a JSON array of ids");
+    std::vector<int> ids;
+    for (const auto& element : value) {
+      if (!element.is_number_integer()) throw std::runtime_error("'" + element.dump() + "' " + where + " is not a token id");
+      ids.push_back(parse_id(tokenizer, element.dump(), where));
+    }
+    std::cout << nlohmann::json(tokenizer.decode(ids)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+  });
+  std::cout << std::flush;
+}
+
 int decode(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer decode", "Decode whitespace-separated ids from stdin; print the exact text.");
-  options.add_options()("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>());
+  options.add_options()
+      ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
+      ("jsonl", "each stdin line is a JSON array of ids; print one JSON string per line");
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result)) return 0;
   Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  if (result.count("jsonl")) {
+    decode_jsonl(tokenizer);
+    return 0;
+  }
   std::istringstream in(read_stdin());
   std::vector<int> ids;
-  for (std::string word; in >> word;) {
-    size_t used = 0;
-    int id = -1;
-    try {
-      id = std::stoi(word, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != word.size() || id < 0 || id >= tokenizer.vocab_size()) {  // stdin is input, not usage: exit 1
-      throw std::runtime_error("'" + word + "' on stdin is not a token id in [0, " + std::to_string(tokenizer.vocab_size()) + ")");
-    }
-    ids.push_back(id);
-  }
+  for (std::string word; in >> word;) ids.push_back(parse_id(tokenizer, word, "on stdin"));
   std::cout << tokenizer.decode(ids) << std::flush;
   return 0;
 }
