@@ -3,7 +3,7 @@
 
 #include <utf8proc.h>
 
-#include "data/unicode_tables.h"
+#include "data/unicode_props.h"
 
 namespace lmzoo::hf {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <queue>
 
-#include "data/hf_tokenizer/json_fields.h"
+#include "data/hf_tokenizer/json_read.h"
 
 namespace lmzoo::hf {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/gpt2_bpe.h"
-#include "data/hf_tokenizer/json_fields.h"
+#include "data/hf_tokenizer/json_read.h"
 #include "data/unicode_text.h"
 #include "data/utf8.h"
 

@@ -1,8 +1,7 @@
-// Typed reads of tokenizer.json fields that name the field in every error ("model.vocab: expected an object"), and
-// the check that an object holds no field lmzoo does not know. Leaves out: what any component means by a field.
+// Reading one tokenizer.json component object with error messages that name the field's path: "type", required
+// and optional fields of each JSON type, all failing with TokenizerJsonError. Leaves out: any component's meaning.
 #pragma once
-#include <cstdint>
-#include <initializer_list>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,29 +10,26 @@
 
 namespace lmzoo::hf {
 
-// Throws TokenizerJsonError "PATH: MESSAGE".
-[[noreturn]] void field_error(const std::string& path, const std::string& message);
+// Throws TokenizerJsonError "PATH: REASON".
+[[noreturn]] void json_error(const std::string& path, const std::string& reason);
 
-// PATH + "." + KEY (or KEY alone when PATH is empty).
-std::string field_path(const std::string& path, const std::string& key);
+// J's "type" string; throws if J is not an object or has no string "type".
+std::string json_type(const nlohmann::json& j, const std::string& path);
 
-// J must be an object; throws naming PATH otherwise.
-const nlohmann::json& require_object(const nlohmann::json& j, const std::string& path);
-// Refuses any key of the object J outside KNOWN (naming PATH.key).
-void check_known_keys(const nlohmann::json& j, const std::string& path, std::initializer_list<const char*> known);
-// A non-null key must not be present (lmzoo cannot honour it): throws "PATH.KEY: REASON" when it is.
-void refuse_non_null(const nlohmann::json& j, const std::string& path, const char* key, const std::string& reason);
+// Field KEY of the object J (PATH names J): required, or optional where absent or null gives the default / nullopt.
+bool json_bool(const nlohmann::json& j, const char* key, const std::string& path);
+std::optional<bool> json_optional_bool(const nlohmann::json& j, const char* key, const std::string& path);
+std::string json_string(const nlohmann::json& j, const char* key, const std::string& path);
+std::optional<std::string> json_optional_string(const nlohmann::json& j, const char* key, const std::string& path);
+const nlohmann::json& json_array(const nlohmann::json& j, const char* key, const std::string& path);
+// A required field holding exactly one character (Metaspace's replacement), returned as UTF-8.
+std::string json_char(const nlohmann::json& j, const char* key, const std::string& path);
 
-// The field KEY of the object J (at PATH) as a string / bool / non-negative integer / number; absent or null gives
-// DEFAULT; any other type is refused.
-std::string string_field(const nlohmann::json& j, const std::string& path, const char* key, const std::string& def);
-bool bool_field(const nlohmann::json& j, const std::string& path, const char* key, bool def);
-int64_t uint_field(const nlohmann::json& j, const std::string& path, const char* key, int64_t def, int64_t max);
-// The field KEY that must be present with a string value.
-std::string required_string(const nlohmann::json& j, const std::string& path, const char* key);
-// The "type" of a component object (required, a string).
-std::string type_field(const nlohmann::json& j, const std::string& path);
-// A token id: an integer in [0, 2^31 - 2].
-int id_value(const nlohmann::json& j, const std::string& path);
+// A pattern field {"String": s} or {"Regex": r} (Split's and Replace's): the regex Oniguruma is given, with a
+// String escaped as Rust's regex::escape does. Throws for another shape.
+std::string json_pattern(const nlohmann::json& j, const char* key, const std::string& path);
+
+// Rust's regex::escape: a backslash before each of \ . + * ? ( ) | [ ] { } ^ $ # & - ~
+std::string regex_escape(const std::string& literal);
 
 }  // namespace lmzoo::hf

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/hf_tokenizer/bpe_model.h"
-#include "data/hf_tokenizer/json_fields.h"
+#include "data/hf_tokenizer/json_read.h"
 #include "data/hf_tokenizer/unigram_model.h"
 #include "data/hf_tokenizer/wordpiece_model.h"
 

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/hf_tokenizer/json_fields.h"
+#include "data/hf_tokenizer/json_read.h"
 
 namespace lmzoo::hf {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/hf_tokenizer/json_fields.h"
+#include "data/hf_tokenizer/json_read.h"
 #include "data/utf8.h"
 
 namespace lmzoo::hf {
