@@ -75,15 +75,28 @@ int encode(int argc, char** argv) {
   cxxopts::Options options("lmzoo tokenizer encode", "Encode all of stdin; print pieces (or ids) separated by spaces on one line.");
   options.add_options()
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
-      ("ids", "print token ids instead of pieces");
+      ("ids", "print token ids instead of pieces")
+      ("split-special-tokens", "special tokens written in the text (<|endoftext|>, tokenizer.json's special added "
+                               "tokens) stay plain text (HF's split_special_tokens)")
+      ("add-special-tokens", "wrap the ids with tokenizer.json's post-processor, e.g. [CLS] ... [SEP] (HF's "
+                             "add_special_tokens; tokenizer.json only)");
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result)) return 0;
-  Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  const std::string dir = required(result, "tokenizer");
+  Tokenizer tokenizer = Tokenizer::load(dir);
+  tokenizer.set_split_special_tokens(result.count("split-special-tokens") > 0);
+  const bool add_special = result.count("add-special-tokens") > 0;
+  if (add_special && tokenizer.kind() != TokenizerKind::kHfJson) {
+    throw UsageError("--add-special-tokens applies to tokenizer.json tokenizers only; " + dir + " is a " +
+                     enum_name(tokenizer.kind()) + " tokenizer");
+  }
   const std::string text = read_stdin();
   require_utf8(text, "stdin");
   std::string line;
   const bool ids = result.count("ids") > 0;
-  for (int id : tokenizer.encode_long(text)) {
+  std::vector<int> encoded = tokenizer.encode_long(text);
+  if (add_special) encoded = tokenizer.add_special_tokens(std::move(encoded));
+  for (int id : encoded) {
     line += (line.empty() ? "" : " ") + (ids ? std::to_string(id) : tokenizer.id_to_piece(id));
   }
   std::cout << line << "\n";
