@@ -173,7 +173,9 @@ std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& j, const std::
       json_error(path + ".pattern", std::string("Oniguruma refuses the regex: ") + e.what());
     }
   }
-  if (type == "Strip") return std::make_unique<Strip>(json_bool(j, "strip_left", path), json_bool(j, "strip_right", path));
+  if (type == "Strip") {
+    return std::make_unique<Strip>(json_bool(j, "strip_left", path), json_bool(j, "strip_right", path));
+  }
   if (type == "Sequence") {
     const nlohmann::json& list = json_array(j, "normalizers", path);
     std::vector<std::unique_ptr<Normalizer>> parts;

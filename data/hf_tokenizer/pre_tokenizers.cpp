@@ -93,7 +93,8 @@ class Split : public PreTokenizer {
 class Whitespace : public PreTokenizer {
  public:
   Whitespace()
-      : regex_(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\s]+)") {}
+      : regex_(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+)"
+               R"(|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\s]+)") {}
   void pre_tokenize(std::vector<PreSplit>& splits) const override {
     split_each(splits, [&](const PreSplit& s) {
       std::vector<MatchRange> m = find_matches(regex_, s.text);
