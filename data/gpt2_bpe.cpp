@@ -1,5 +1,5 @@
-// GPT-2 byte-level BPE: the pre-tokenising pattern as a hand-written matcher, loading of both file layouts, the
-// merge loop of OpenAI's encoder.py (lowest rank first, all its occurrences left to right). Leaves out a cache.
+// GPT-2 byte-level BPE: loading of both file layouts, the merge loop of OpenAI's encoder.py (lowest rank first, all
+// its occurrences left to right); pre-tokenising is data/gpt2_byte_level.cpp's. Leaves out a cache.
 #include "data/gpt2_bpe.h"
 
 #include <filesystem>
@@ -7,46 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "data/unicode_tables.h"
-
 namespace lmzoo {
 
 namespace {
-
-bool is_other(char32_t c) {  // [^\s\p{L}\p{N}]
-  return !unicode::is_white_space(c) && !unicode::is_letter(c) && !unicode::is_number(c);
-}
-
-template <typename Pred>
-size_t run_end(const std::u32string& s, size_t i, Pred pred) {
-  while (i < s.size() && pred(s[i])) ++i;
-  return i;
-}
-
-// Length of the contraction at I ('s 't 're 've 'm 'll 'd, lower case only), or 0.
-size_t contraction_at(const std::u32string& s, size_t i) {
-  if (s[i] != U'\'' || i + 1 >= s.size()) return 0;
-  const char32_t a = s[i + 1];
-  if (a == U's' || a == U't' || a == U'm' || a == U'd') return 2;
-  if (i + 2 >= s.size()) return 0;
-  const char32_t b = s[i + 2];
-  if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l')) return 3;
-  return 0;
-}
-
-// Length of the pattern's match at I (always >= 1: every character is L, N, other or white space).
-size_t match_at(const std::u32string& s, size_t i) {
-  if (size_t n = contraction_at(s, i)) return n;
-  const size_t j = (s[i] == U' ' && i + 1 < s.size()) ? i + 1 : i;  // " ?" takes the space if a class follows
-  if (unicode::is_letter(s[j])) return run_end(s, j, unicode::is_letter) - i;
-  if (unicode::is_number(s[j])) return run_end(s, j, unicode::is_number) - i;
-  if (is_other(s[j])) return run_end(s, j, is_other) - i;
-  // s[i] is white space (j == i, or s[j] is white space after a space: then s[i] is too).
-  const size_t end = run_end(s, i, unicode::is_white_space);
-  if (end == s.size()) return end - i;    // \s+(?!\S) at the end of the text
-  if (end - i >= 2) return end - 1 - i;   // \s+(?!\S): leave the last one for the next word
-  return 1;                               // \s+
-}
 
 std::string read_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
@@ -57,25 +20,6 @@ std::string read_file(const std::string& path, const char* what) {
 }
 
 }  // namespace
-
-std::vector<std::string> gpt2_pretokenize(const std::string& text) {
-  const std::u32string s = utf8_to_code_points(text);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = match_at(s, i);
-    out.push_back(code_points_to_utf8(s.substr(i, n)));
-    i += n;
-  }
-  return out;
-}
-
-char32_t gpt2_byte_to_char(uint8_t byte) {
-  const auto self = [](int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255); };
-  if (self(byte)) return byte;
-  char32_t n = 0;  // count the bytes before BYTE that do not stand for themselves
-  for (int b = 0; b < byte; ++b) n += self(b) ? 0 : 1;
-  return 256 + n;
-}
 
 Gpt2BpeTokenizer Gpt2BpeTokenizer::load(const std::string& dir) {
   namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // GPT-2's byte-level BPE tokenizer as Hugging Face and OpenAI ship it (vocab.json + merges.txt, or encoder.json +
-// vocab.bpe): pre-tokenising regex by hand, byte-to-unicode map, merges by rank. Leaves out: training, offsets.
+// vocab.bpe): pre-tokenising (data/gpt2_byte_level.h), merges by rank. Leaves out: training, offsets.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -7,18 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/unicode_text.h"  // HfTokenizerError
+#include "data/gpt2_byte_level.h"  // gpt2_pretokenize, gpt2_byte_to_char
+#include "data/unicode_text.h"      // HfTokenizerError
 
 namespace lmzoo {
-
-// The pieces GPT-2's pattern
-//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// cuts TEXT into (\s = White_Space). Throws HfTokenizerError if TEXT is not UTF-8.
-std::vector<std::string> gpt2_pretokenize(const std::string& text);
-
-// The printable character GPT-2 stands each byte for (bytes_to_unicode: 33-126, 161-172, 174-255 stand for
-// themselves, the other 68 bytes for U+0100 upwards, in byte order).
-char32_t gpt2_byte_to_char(uint8_t byte);
 
 class Gpt2BpeTokenizer {
  public:

@@ -502,7 +502,9 @@ PrepareResult prepare_data(const PrepareOptions& o) {
     throw std::runtime_error("val fraction must be in [0, 1), got " + std::to_string(o.val_fraction));
   }
   if (o.out_dir.empty()) throw std::runtime_error("no output directory given");
-  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  Tokenizer loaded = Tokenizer::load(o.tokenizer);
+  loaded.set_split_special_tokens(o.split_special_tokens);
+  const Tokenizer tokenizer = std::move(loaded);
   if (tokenizer.special().eos < 0) {
     throw std::runtime_error("the " + enum_name(tokenizer.kind()) + " tokenizer " + o.tokenizer +
                              " has no end-of-document token (</s>, <|endoftext|> or [SEP]) to separate documents");

@@ -96,6 +96,7 @@ struct PrepareOptions {
   int threads = 0;                   // 0: all cores
   size_t chunk_bytes = 1 << 20;      // text per encoding task
   int64_t max_shard_tokens = 100000000;
+  bool split_special_tokens = false;  // special tokens written in the text stay plain text (HF's switch)
 };
 
 struct PrepareResult {

@@ -130,6 +130,10 @@ std::pair<TokenizerKind, std::vector<std::string>> find_tokenizer_files(const fs
   for (const char* model : {"tokenizer.model", "spiece.model"}) {
     if (has(model)) return {TokenizerKind::kSentencePiece, {model}};
   }
+  if (has("tokenizer.json")) {
+    if (has("tokenizer_config.json")) return {TokenizerKind::kHfJson, {"tokenizer.json", "tokenizer_config.json"}};
+    return {TokenizerKind::kHfJson, {"tokenizer.json"}};
+  }
   if (has("vocab.json") && has("merges.txt")) return {TokenizerKind::kGpt2Bpe, {"vocab.json", "merges.txt"}};
   if (has("encoder.json") && has("vocab.bpe")) return {TokenizerKind::kGpt2Bpe, {"encoder.json", "vocab.bpe"}};
   if (has("vocab.txt")) {
@@ -148,6 +152,8 @@ LoadedBackend load_backend(TokenizerKind kind, const std::string& dir, const Tok
       return load_gpt2_backend(dir, files);
     case TokenizerKind::kWordPiece:
       return load_wordpiece_backend(dir, files);
+    case TokenizerKind::kHfJson:
+      return load_hf_json_backend(files);
   }
   throw std::logic_error("tokenizer kind outside its table");
 }
@@ -185,11 +191,16 @@ Tokenizer Tokenizer::load(const std::string& dir_or_file) {
   }
   TokenizerKind kind = TokenizerKind::kSentencePiece;
   std::vector<std::string> names = {path.filename().string()};
-  if (is_dir) std::tie(kind, names) = find_tokenizer_files(path);
+  if (is_dir) {
+    std::tie(kind, names) = find_tokenizer_files(path);
+  } else if (path.filename() == "tokenizer.json") {
+    kind = TokenizerKind::kHfJson;
+    if (fs::is_regular_file(path.parent_path() / "tokenizer_config.json", ec)) names.push_back("tokenizer_config.json");
+  }
   if (names.empty()) {
     throw std::runtime_error("tokenizer not found in " + path.string() +
-                             " (no tokenizer.model, spiece.model, vocab.json + merges.txt, encoder.json + vocab.bpe or "
-                             "vocab.txt; train one with: lmzoo tokenizer train)");
+                             " (no tokenizer.model, spiece.model, tokenizer.json, vocab.json + merges.txt, encoder.json + "
+                             "vocab.bpe or vocab.txt; train one with: lmzoo tokenizer train)");
   }
   const fs::path dir = is_dir ? path : path.parent_path();
   try {
@@ -197,6 +208,9 @@ Tokenizer Tokenizer::load(const std::string& dir_or_file) {
     for (const auto& name : names) files[name] = read_file_bytes((dir / name).string());
     return from_files(kind, dir.string(), std::move(files));
   } catch (const std::runtime_error& e) {
+    if (kind == TokenizerKind::kHfJson) {  // the message starts with the file's name: prefix its directory
+      throw std::runtime_error((dir / "").string() + e.what());
+    }
     throw std::runtime_error((is_dir && names.size() == 1 ? path / names[0] : path).string() + ": " + e.what());
   }
 }
@@ -238,8 +252,8 @@ Tokenizer Tokenizer::from_files(TokenizerKind kind, const std::string& dir, Toke
 }
 
 void Tokenizer::remove_other_files(const std::string& dir) const {
-  for (const char* name : {"tokenizer.model", "spiece.model", "vocab.json", "merges.txt", "encoder.json", "vocab.bpe",
-                           "vocab.txt", "tokenizer_config.json"}) {
+  for (const char* name : {"tokenizer.model", "spiece.model", "tokenizer.json", "vocab.json", "merges.txt",
+                           "encoder.json", "vocab.bpe", "vocab.txt", "tokenizer_config.json"}) {
     std::error_code ec;
     if (!files_.count(name)) fs::remove(fs::path(dir) / name, ec);
   }
@@ -266,6 +280,16 @@ void Tokenizer::check_id(int id) const {
 }
 
 std::vector<int> Tokenizer::encode(const std::string& text) const { return backend_->encode(text); }
+
+void Tokenizer::set_split_special_tokens(bool on) { backend_->set_split_special_tokens(on); }
+
+std::vector<int> Tokenizer::add_special_tokens(std::vector<int> ids) const {
+  if (!backend_->add_special_tokens(ids)) {
+    throw std::invalid_argument("adding special tokens (a post-processor) applies to tokenizer.json tokenizers only; "
+                                "this one is " + enum_name(kind_));
+  }
+  return ids;
+}
 
 std::vector<int> Tokenizer::encode_long(const std::string& text, size_t max_bytes) const {
   return backend_->encode_long(text, max_bytes);

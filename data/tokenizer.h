@@ -16,7 +16,7 @@ namespace lmzoo {
 
 class TokenizerBackend;  // data/tokenizer_backend.h
 
-enum class TokenizerKind { kSentencePiece, kGpt2Bpe, kWordPiece };
+enum class TokenizerKind { kSentencePiece, kGpt2Bpe, kWordPiece, kHfJson };
 
 template <>
 struct EnumTable<TokenizerKind> {
@@ -25,6 +25,7 @@ struct EnumTable<TokenizerKind> {
       {TokenizerKind::kSentencePiece, "sentencepiece", "SentencePiece model (lmzoo's own, T5's or Llama's)"},
       {TokenizerKind::kGpt2Bpe, "gpt2-bpe", "GPT-2 byte-level BPE (vocab.json + merges.txt)"},
       {TokenizerKind::kWordPiece, "wordpiece", "BERT WordPiece (vocab.txt)"},
+      {TokenizerKind::kHfJson, "tokenizer-json", "Hugging Face tokenizer.json (+ tokenizer_config.json)"},
   };
 };
 LMZOO_ENUM_JSON(TokenizerKind)
@@ -58,8 +59,9 @@ class Tokenizer {
 
   // Trains a model and writes OUT_DIR/tokenizer.model; throws std::runtime_error on bad input.
   static void train(const TokenizerTrainOptions& options);
-  // DIR holding (first found) tokenizer.model | spiece.model | vocab.json + merges.txt | encoder.json + vocab.bpe |
-  // vocab.txt (+ tokenizer_config.json), or a SentencePiece .model file path. Throws with a clear message.
+  // DIR holding (first found) tokenizer.model | spiece.model | tokenizer.json | vocab.json + merges.txt |
+  // encoder.json + vocab.bpe | vocab.txt (tokenizer.json and vocab.txt with tokenizer_config.json if present), or a
+  // SentencePiece .model or tokenizer.json file path. Throws with a clear message.
   static Tokenizer load(const std::string& dir_or_file);
   // From serialized(): a SentencePiece model proto (as old checkpoints and exports hold) or the JSON blob of
   // another kind's files.
@@ -78,6 +80,12 @@ class Tokenizer {
   bool is_special(int id) const;
 
   std::vector<int> encode(const std::string& text) const;
+  // HF's split_special_tokens for every later encode: special tokens written in the text (GPT-2's <|endoftext|>,
+  // tokenizer.json's special added tokens) stay plain text. Off by default: they become their ids, as in HF.
+  void set_split_special_tokens(bool on);
+  // IDS wrapped by tokenizer.json's post-processor (HF's add_special_tokens=True); throws std::invalid_argument
+  // for the other kinds.
+  std::vector<int> add_special_tokens(std::vector<int> ids) const;
   // The same ids as encode(text) in linear time (SentencePiece is superlinear on long inputs): encodes
   // pieces of at most max_bytes cut where no token can span, i.e. after a newline or before a space
   // that follows a non-space (see chunk_cut in data/corpus.h). Use it for documents and files.

@@ -24,6 +24,11 @@ class TokenizerBackend {
   virtual bool is_word_start(int id) const = 0;
   virtual int piece_bytes(int id) const = 0;
   virtual bool is_control(int id) const = 0;  // a control piece beyond the SpecialIds (e.g. <|endoftext|>)
+  // HF's split_special_tokens: special tokens written in the text stay plain text. Kinds that never match special
+  // tokens in text ignore it.
+  virtual void set_split_special_tokens(bool) {}
+  // HF's add_special_tokens: IDS wrapped by the post-processor; false (IDS untouched) for kinds that have none.
+  virtual bool add_special_tokens(std::vector<int>& ids) const { return false; }
 };
 
 struct LoadedBackend {
@@ -39,5 +44,8 @@ LoadedBackend load_spm_backend(const std::string& model_proto);
 LoadedBackend load_gpt2_backend(const std::string& dir, const TokenizerFiles& files);
 // WordPiece from DIR's vocab.txt; FILES: its bytes and tokenizer_config.json's, if any (read for the options).
 LoadedBackend load_wordpiece_backend(const std::string& dir, const TokenizerFiles& files);
+// A Hugging Face tokenizer.json (data/hf_tokenizer/) from FILES' tokenizer.json and tokenizer_config.json (if any);
+// errors name the file and the JSON field ("tokenizer.json: model.merges[3]: ...").
+LoadedBackend load_hf_json_backend(const TokenizerFiles& files);
 
 }  // namespace lmzoo

@@ -42,6 +42,9 @@ class Gpt2Backend : public ForwardingBackend<Gpt2BpeTokenizer> {
       bytes_[size_t(id)] = tok_.decode({id});
     }
   }
+  // <|endoftext|> written in the text is its id (HF's GPT2TokenizerFast) unless split_special_tokens is on.
+  std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text, !split_special_)); }
+  void set_split_special_tokens(bool on) override { split_special_ = on; }
   bool is_word_start(int id) const override { return !bytes_[size_t(id)].empty() && bytes_[size_t(id)][0] == ' '; }
   int piece_bytes(int id) const override { return int(bytes_[size_t(id)].size()); }
   bool is_control(int id) const override {
@@ -52,6 +55,7 @@ class Gpt2Backend : public ForwardingBackend<Gpt2BpeTokenizer> {
  private:
   std::vector<int> controls_;       // ids of the special tokens (<|endoftext|>)
   std::vector<std::string> bytes_;  // id -> the bytes it decodes to ("" for controls)
+  bool split_special_ = false;
 };
 
 class WordPieceBackend : public ForwardingBackend<WordPieceTokenizer> {

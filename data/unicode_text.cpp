@@ -1,9 +1,7 @@
-// UTF-8 decoding/encoding of code points and NFD on top of the generated tables. Leaves out composition (NFC).
+// UTF-8 decoding/encoding of code points, and NFD through data/unicode_props.h (utf8proc). Leaves out composition.
 #include "data/unicode_text.h"
 
-#include <algorithm>
-
-#include "data/unicode_tables.h"
+#include "data/unicode_props.h"
 #include "data/utf8.h"
 
 namespace lmzoo {
@@ -59,42 +57,6 @@ std::string code_points_to_utf8(const std::u32string& cps) {
   return out;
 }
 
-namespace {
-
-// Hangul syllable decomposition (Unicode ch. 3.12): S = SBase + (L * VCount + V) * TCount + T.
-constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-constexpr char32_t kVCount = 21, kTCount = 28, kSCount = 19 * kVCount * kTCount;
-
-void append_decomposed(char32_t cp, std::u32string& out) {
-  if (cp >= kSBase && cp < kSBase + kSCount) {
-    const char32_t s = cp - kSBase;
-    out.push_back(kLBase + s / (kVCount * kTCount));
-    out.push_back(kVBase + (s % (kVCount * kTCount)) / kTCount);
-    if (s % kTCount != 0) out.push_back(kTBase + s % kTCount);
-    return;
-  }
-  if (!unicode::append_decomposition(cp, out)) out.push_back(cp);
-}
-
-}  // namespace
-
-std::u32string nfd(const std::u32string& text) {
-  std::u32string out;
-  out.reserve(text.size());
-  for (char32_t cp : text) append_decomposed(cp, out);
-  // Canonical ordering: sort each maximal run of non-starters by combining class, keeping equal classes in order.
-  for (size_t i = 0; i < out.size();) {
-    if (unicode::combining_class(out[i]) == 0) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < out.size() && unicode::combining_class(out[j]) != 0) ++j;
-    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j),
-                     [](char32_t a, char32_t b) { return unicode::combining_class(a) < unicode::combining_class(b); });
-    i = j;
-  }
-  return out;
-}
+std::u32string nfd(const std::u32string& text) { return unicode::nfd_code_points(code_points_to_utf8(text)); }
 
 }  // namespace lmzoo

@@ -21,8 +21,8 @@ std::u32string utf8_to_code_points(std::string_view text, const std::string& sou
 void append_utf8(char32_t cp, std::string& out);
 std::string code_points_to_utf8(const std::u32string& cps);
 
-// Canonical decomposition (Unicode NFD): every code point fully decomposed (Hangul syllables by arithmetic), then
-// each run of combining marks stably sorted by canonical combining class.
+// Canonical decomposition (Unicode NFD, utf8proc's): every code point fully decomposed (Hangul syllables too), each
+// run of combining marks stably sorted by canonical combining class.
 std::u32string nfd(const std::u32string& text);
 
 }  // namespace lmzoo

@@ -1,11 +1,13 @@
-// WordPiece after HF's BertTokenizer (slow, Python): special tokens split out first, then BasicTokenizer and greedy
-// longest-match-first. Leaves out the NFC step newer transformers releases add before the whitespace split (it
-// only matters for cased vocabularies on text not already in NFC) and HF's clean_up_tokenization_spaces.
+// WordPiece after HF's BertTokenizer: special tokens split out first, then BasicTokenizer and greedy longest-match-
+// first. Where Python's BertTokenizer and the Rust BertNormalizer (what AutoTokenizer loads) differ, this follows
+// Rust: unassigned code points (Cn) are kept, not removed; the CJK block 0x2B820-0x2B91F is not spaced out; accents
+// are stripped before lower-casing. Leaves out the NFC step newer transformers releases add before the whitespace
+// split (it only matters for cased vocabularies on text not already in NFC) and HF's clean_up_tokenization_spaces.
 #include "data/wordpiece.h"
 
 #include <fstream>
 
-#include "data/unicode_tables.h"
+#include "data/unicode_props.h"
 
 namespace lmzoo {
 
@@ -20,10 +22,11 @@ bool is_special(const std::u32string& s) {
   return false;
 }
 
-// The CJK Unified Ideographs blocks BERT puts spaces around (not Hangul, kana or CJK punctuation).
+// The CJK Unified Ideographs blocks BERT puts spaces around (not Hangul, kana or CJK punctuation), with the Rust
+// BertNormalizer's 0x2B920 where Python's BERT has 0x2B820.
 bool is_cjk(char32_t c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
-         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+         (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
@@ -33,12 +36,13 @@ bool is_bert_punctuation(char32_t c) {
   return unicode::is_punctuation(c);
 }
 
-bool is_bert_whitespace(char32_t c) {
-  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode::is_space_separator(c);
+bool is_bert_whitespace(char32_t c) {  // \t \n \r and White_Space (Rust); Python's Zs alone splits the same
+  return c == U'\t' || c == U'\n' || c == U'\r' || unicode::is_white_space(c);
 }
 
+// Categories Cc, Cf, Co and Cs (Rust's is_other(): Cn, unassigned, is kept; Python drops it too), not \t \n \r.
 bool is_bert_control(char32_t c) {
-  return c != U'\t' && c != U'\n' && c != U'\r' && unicode::is_control_or_format(c);
+  return c != U'\t' && c != U'\n' && c != U'\r' && unicode::is_other_assigned(c);
 }
 
 // _clean_text and _tokenize_chinese_chars: drop NUL, U+FFFD and controls, white space to ' ', CJK spaced out.
@@ -92,19 +96,20 @@ WordPieceTokenizer WordPieceTokenizer::load(const std::string& vocab_path, const
   return tok;
 }
 
+// As the Rust BertNormalizer: accents stripped (NFD, nonspacing marks dropped) first, then lower case.
 std::u32string WordPieceTokenizer::normalize_word(const std::u32string& word) const {
   std::u32string w;
-  if (options_.do_lower_case) {
-    for (char32_t c : word) unicode::append_lower(c, w);
+  if (options_.strip_accents.value_or(options_.do_lower_case)) {
+    for (char32_t c : nfd(word)) {
+      if (!unicode::is_nonspacing_mark(c)) w.push_back(c);
+    }
   } else {
     w = word;
   }
-  if (!options_.strip_accents.value_or(options_.do_lower_case)) return w;
-  std::u32string stripped;
-  for (char32_t c : nfd(w)) {
-    if (!unicode::is_nonspacing_mark(c)) stripped.push_back(c);
-  }
-  return stripped;
+  if (!options_.do_lower_case) return w;
+  std::u32string lower;
+  for (char32_t c : w) unicode::append_lower(c, lower);
+  return lower;
 }
 
 void WordPieceTokenizer::basic_tokenize_chunk(const std::u32string& chunk, std::vector<std::string>& out) const {

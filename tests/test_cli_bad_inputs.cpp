@@ -218,6 +218,20 @@ void write_io_inputs(const std::string& in, const Fixture& f, const std::string&
   }
 }
 
+// tokenizer.json directories the loader refuses: an unknown decoder, a merge naming a token outside the vocabulary,
+// an added token whose id is another token's, malformed JSON.
+void write_tokenizer_json_inputs(const std::string& in) {
+  const auto dir_with = [&in](const std::string& name, const std::string& json) {
+    fs::create_directories(in + "/" + name);
+    write_text(in + "/" + name + "/tokenizer.json", json);
+  };
+  const std::string model = R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+  dir_with("hfjson_unknown", "{" + model + R"(, "decoder": {"type": "CTC"}})");
+  dir_with("hfjson_merge", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a q"]}})");
+  dir_with("hfjson_collide", "{" + model + R"(, "added_tokens": [{"id": 1, "content": "<s>", "special": true}]})");
+  dir_with("hfjson_malformed", "{" + model);
+}
+
 // Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
 // outside its vocabulary; a checkpoint whose config fails validation.
 void write_inputs(const std::string& in, const Fixture& f, const std::string& checkpoint) {
@@ -241,6 +255,7 @@ void write_inputs(const std::string& in, const Fixture& f, const std::string& ch
   write_text(in + "/badconfig/config.json", config.dump());
   write_limit_inputs(in, f, checkpoint);
   write_io_inputs(in, f, checkpoint);
+  write_tokenizer_json_inputs(in);
 }
 
 // clang-format off
@@ -259,6 +274,12 @@ const std::vector<BadInput> kBadInputs = {
     {"tokenizer encode --tokenizer {tok}", 1, "stdin is not UTF-8 text: invalid byte 0xE9 at byte offset 3",
      "latin1.txt"},
     {"tokenizer decode --tokenizer {tok}", 1, "'99999' on stdin is not a token id", "ids.txt"},
+    {"tokenizer encode --tokenizer {in}/hfjson_unknown", 1, "hfjson_unknown/tokenizer.json: decoder.type: 'CTC' is not supported"},
+    {"tokenizer encode --tokenizer {in}/hfjson_collide", 1, "tokenizer.json: added_tokens[0].id: 1 collides"},
+    {"tokenizer encode --tokenizer {in}/hfjson_malformed", 1, "hfjson_malformed/tokenizer.json: (document): not valid JSON"},
+    {"prepare --tokenizer {in}/hfjson_merge --input {text} --out out", 1,
+     "hfjson_merge/tokenizer.json: model.merges[0]: token 'q' is not in model.vocab"},
+    {"tokenizer encode --add-special-tokens --tokenizer {tok}", 2, "--add-special-tokens applies to tokenizer.json tokenizers only"},
     // prepare
     {"prepare --tokenizer {tok} --input {in}/empty.txt --out new/out", 1, "nothing to prepare"},
     {"prepare --tokenizer {tok} --input {text} {in}/latin1.txt --out out", 1,

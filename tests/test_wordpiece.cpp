@@ -130,6 +130,23 @@ TEST_CASE("wordpiece CJK, cleaning and never-split tokens", "[wordpiece]") {
   CHECK(tok.basic_tokenize(" \n\t ") == Strings{});
 }
 
+// The rule checked against the Rust tokenizers 0.22 BertNormalizer (npm @anush008/tokenizers): clean_text drops
+// categories Cc, Cf, Co (and Cs), not Cn; its CJK range starts at 0x2B920 where Python's BERT has 0x2B820.
+TEST_CASE("wordpiece removes every C* character but unassigned ones, as the Rust BertNormalizer", "[wordpiece]") {
+  VocabFile v(kVocab);
+  const WordPieceTokenizer tok = make(v);
+  // Private use (Co) in the BMP and planes 15 and 16, a soft hyphen and a BOM (Cf), a DEL and NEL (Cc): all gone.
+  CHECK(tok.encode("hel\uE000lo wor\U000F0000ld\U0010FFFD") == Ids{5, 6});
+  CHECK(tok.encode("hel\u00ADlo\uFEFF \x7Fworld\u0085") == Ids{5, 6});
+  CHECK(tok.encode("\uE000 \U000F0000\U0010FFFD") == Ids{});
+  // U+0378 is unassigned (Cn): kept, so the word is unknown.
+  CHECK(tok.encode("hel\u0378lo") == Ids{1});
+  CHECK(tok.encode("hello \u0378") == Ids{5, 1});
+  // CJK Extension B..F: U+2B820 (Extension E) is not spaced out by the Rust normalizer, U+2B920 is.
+  CHECK(tok.basic_tokenize("a\U0002B820b") == Strings{"a\U0002B820b"});
+  CHECK(tok.basic_tokenize("a\U0002B920b") == Strings{"a", "\U0002B920", "b"});
+}
+
 TEST_CASE("wordpiece errors are one clear exception", "[wordpiece]") {
   VocabFile v(kVocab);
   const WordPieceTokenizer tok = make(v);

@@ -22,8 +22,10 @@ int run_prepare(int argc, char** argv) {
                            "memory-mapped token shards, or with --pairs input/target pairs (each side followed by "
                            "</s>) for seq2seq training.");
   options.add_options("Data")
-      ("t,tokenizer", "tokenizer directory (tokenizer.model, spiece.model, vocab.json + merges.txt, "
+      ("t,tokenizer", "tokenizer directory (tokenizer.model, spiece.model, tokenizer.json, vocab.json + merges.txt, "
                        "encoder.json + vocab.bpe or vocab.txt) or .model file", cxxopts::value<std::string>())
+      ("split-special-tokens", "special tokens written in the text (<|endoftext|>, tokenizer.json's special added "
+                               "tokens) stay plain text instead of becoming their ids (HF's split_special_tokens)")
       ("i,input", "text files (.txt = one document, .jsonl = one \"text\" per line) or directories: --input a.txt "
                   "more/, or repeat the flag",
        cxxopts::value<std::vector<std::string>>())
@@ -63,6 +65,7 @@ int run_prepare(int argc, char** argv) {
   o.out_dir = result["out"].as<std::string>();
   o.val_fraction = result["val-fraction"].as<double>();
   o.threads = result["threads"].as<int>();
+  o.split_special_tokens = result.count("split-special-tokens") > 0;
   if (!(o.val_fraction >= 0 && o.val_fraction < 1)) throw UsageError("--val-fraction must be in [0, 1)");
   if (o.threads < 0) throw UsageError("--threads must be >= 0");
   o.threads = thread_option(result, 0);

@@ -89,13 +89,15 @@ void for_each_jsonl_line(Each each) {
   }
 }
 
-// One JSON string per stdin line -> one JSON array of ids per stdout line.
-void encode_jsonl(const Tokenizer& tokenizer) {
+// One JSON string per stdin line -> one JSON array of ids per stdout line (ADD_SPECIAL: post-processed).
+void encode_jsonl(const Tokenizer& tokenizer, bool add_special) {
   for_each_jsonl_line([&](int64_t number, const nlohmann::json& value) {
     if (!value.is_string()) throw std::runtime_error("stdin line " + std::to_string(number) + " is not a JSON string");
     const std::string& text = value.get_ref<const std::string&>();
     require_utf8(text, "stdin line " + std::to_string(number));
-    std::cout << nlohmann::json(tokenizer.encode_long(text)).dump() << '\n';
+    std::vector<int> ids = tokenizer.encode_long(text);
+    if (add_special) ids = tokenizer.add_special_tokens(std::move(ids));
+    std::cout << nlohmann::json(ids).dump() << '\n';
   });
   std::cout << std::flush;
 }
@@ -105,19 +107,32 @@ int encode(int argc, char** argv) {
   options.add_options()
       ("t,tokenizer", "tokenizer directory or .model file", cxxopts::value<std::string>())
       ("ids", "print token ids instead of pieces")
-      ("jsonl", "each stdin line is a JSON string; print one JSON array of its ids per line");
+      ("jsonl", "each stdin line is a JSON string; print one JSON array of its ids per line")
+      ("split-special-tokens", "special tokens written in the text (<|endoftext|>, tokenizer.json's special added "
+                               "tokens) stay plain text (HF's split_special_tokens)")
+      ("add-special-tokens", "wrap the ids with tokenizer.json's post-processor, e.g. [CLS] ... [SEP] (HF's "
+                             "add_special_tokens; tokenizer.json only)");
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result)) return 0;
-  Tokenizer tokenizer = Tokenizer::load(required(result, "tokenizer"));
+  const std::string dir = required(result, "tokenizer");
+  Tokenizer tokenizer = Tokenizer::load(dir);
+  tokenizer.set_split_special_tokens(result.count("split-special-tokens") > 0);
+  const bool add_special = result.count("add-special-tokens") > 0;
+  if (add_special && tokenizer.kind() != TokenizerKind::kHfJson) {
+    throw UsageError("--add-special-tokens applies to tokenizer.json tokenizers only; " + dir + " is a " +
+                     enum_name(tokenizer.kind()) + " tokenizer");
+  }
   if (result.count("jsonl")) {
-    encode_jsonl(tokenizer);
+    encode_jsonl(tokenizer, add_special);
     return 0;
   }
   const std::string text = read_stdin();
   require_utf8(text, "stdin");
   std::string line;
   const bool ids = result.count("ids") > 0;
-  for (int id : tokenizer.encode_long(text)) {
+  std::vector<int> encoded = tokenizer.encode_long(text);
+  if (add_special) encoded = tokenizer.add_special_tokens(std::move(encoded));
+  for (int id : encoded) {
     line += (line.empty() ? "" : " ") + (ids ? std::to_string(id) : tokenizer.id_to_piece(id));
   }
   std::cout << line << "\n";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "data/safetensors.h"
+#include "data/hf_tokenizer/tokenizer_json_writer.h"
 #include "data/tokenizer.h"
 #include "models/memory_estimate.h"
 #include "train/durable_io.h"
@@ -60,7 +61,8 @@ HfTokenIds hf_token_ids(const Tokenizer& tokenizer) {
 }
 
 // The tokenizer's files under the names transformers' tokenizers read: OpenAI's encoder.json / vocab.bpe are
-// GPT-2's vocab.json / merges.txt in the same formats.
+// GPT-2's vocab.json / merges.txt in the same formats; tokenizer.json (data/hf_tokenizer/tokenizer_json_writer.h)
+// beside them for every kind but SentencePiece, so AutoTokenizer loads the fast tokenizer.
 TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
   TokenizerFiles files;
   for (const auto& [name, bytes] : tokenizer.files()) {
@@ -72,6 +74,7 @@ TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
       files[name] = bytes;
     }
   }
+  if (auto json = tokenizer_json_for(tokenizer)) files["tokenizer.json"] = std::move(*json);
   return files;
 }
 
