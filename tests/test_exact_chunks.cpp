@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "data/corpus.h"
 #include "data/gpt2_bpe.h"
 #include "data/gpt2_cuts.h"
 #include "data/sentencepiece_bridge.h"
@@ -255,7 +256,7 @@ TEST_CASE("spm: a literal U+2581 gives sentencepiece's ids and decode for T5 and
   for (const std::string& proto : {train_llama_bpe_spm(), test::train_hf_spm(test::SpmStyle::kT5)}) {
     Tokenizer tok = Tokenizer::from_serialized(proto);
     auto sp = processor(proto);
-    for (const std::string text : {"a" + kMarker + "b", kMarker, "a " + kMarker + kMarker + "b", kMarker + "a"}) {
+    for (const std::string& text : {"a" + kMarker + "b", kMarker, "a " + kMarker + kMarker + "b", kMarker + "a"}) {
       CAPTURE(text);
       const std::vector<int> ids = spm_whole(*sp, text);
       CHECK(tok.encode(text) == ids);
