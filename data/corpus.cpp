@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,43 +22,56 @@ namespace {
 bool is_jsonl(const fs::path& p) { return p.extension() == ".jsonl"; }
 bool is_corpus_file(const fs::path& p) { return p.extension() == ".txt" || is_jsonl(p); }
 
-// Emits TEXT as chunks of at most chunk_bytes; the last one carries end_of_document.
-void emit_document(std::string text, size_t chunk_bytes, const ChunkFn& fn) {
-  size_t start = 0;
-  while (text.size() - start > chunk_bytes) {
-    std::string view = text.substr(start, chunk_bytes + 1);  // +1: a cut may fall just before a space
-    size_t cut = chunk_cut(view, chunk_bytes);
-    fn(view.substr(0, cut), false);
-    start += cut;
-  }
-  if (start < text.size()) fn(text.substr(start), true);
+// Where the next chunk of BUFFER (the rest of a document, or a prefix of it) ends: a cut, or none when more
+// text is needed to find one (or, at the document's end, when the rest is one chunk).
+using NextCut = std::function<TextCut(std::string_view buffer, size_t chunk_bytes)>;
+
+// chunk_cut's cuts: after a newline, before a space, else at a character boundary.
+TextCut line_cut(std::string_view buffer, size_t chunk_bytes) {
+  const size_t cut = chunk_cut(std::string(buffer.substr(0, chunk_bytes + 1)), chunk_bytes);
+  return {cut, cut};
 }
 
-void read_txt(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) {
+// Emits TEXT, a whole document, as chunks cut by NEXT; the last one carries end_of_document.
+void emit_document(const std::string& text, size_t chunk_bytes, const NextCut& next, const ChunkFn& fn) {
+  std::string_view rest = text;
+  while (rest.size() > chunk_bytes) {
+    const TextCut cut = next(rest, chunk_bytes);
+    if (!cut.found()) break;
+    fn(std::string(rest.substr(0, cut.end)), false);
+    rest.remove_prefix(cut.next);
+  }
+  if (!rest.empty()) fn(std::string(rest), true);
+}
+
+void read_txt(const std::string& file, size_t chunk_bytes, const NextCut& next, const ChunkFn& fn) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read input file: " + file);
   std::string buffer, block(chunk_bytes, '\0');
   int64_t offset = 0;  // of buffer in the file; chunks are cut at character boundaries, so each is checked alone
+  auto emit_cuts = [&] {
+    // A cut leaves text after it, so the final chunk (with end_of_document) always has text.
+    while (buffer.size() > chunk_bytes) {
+      const TextCut cut = next(buffer, chunk_bytes);
+      if (!cut.found()) return;
+      std::string chunk = buffer.substr(0, cut.end);
+      require_utf8(chunk, file, offset);
+      fn(chunk, false);
+      buffer.erase(0, cut.next);
+      offset += static_cast<int64_t>(cut.next);
+    }
+  };
   while (in) {
     in.read(&block[0], static_cast<std::streamsize>(chunk_bytes));
     buffer.append(block.data(), static_cast<size_t>(in.gcount()));
-    // Keep more than chunk_bytes buffered so the remainder after a cut is never empty: the final
-    // chunk (with end_of_document) then always has text.
-    while (buffer.size() > chunk_bytes) {
-      size_t cut = chunk_cut(buffer, chunk_bytes);
-      std::string chunk = buffer.substr(0, cut);
-      require_utf8(chunk, file, offset);
-      fn(chunk, false);
-      buffer.erase(0, cut);
-      offset += static_cast<int64_t>(cut);
-    }
+    emit_cuts();
   }
   if (in.bad()) throw std::runtime_error("error reading input file: " + file);
   require_utf8(buffer, file, offset);
   if (!buffer.empty()) fn(buffer, true);
 }
 
-void read_jsonl(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) {
+void read_jsonl(const std::string& file, size_t chunk_bytes, const NextCut& next, const ChunkFn& fn) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read input file: " + file);
   std::string line;
@@ -75,7 +90,7 @@ void read_jsonl(const std::string& file, size_t chunk_bytes, const ChunkFn& fn) 
     if (!doc.is_object() || !doc.contains("text") || !doc["text"].is_string()) {
       throw std::runtime_error(where + ": expected an object with a string \"text\" field");
     }
-    emit_document(doc["text"].get<std::string>(), chunk_bytes, fn);
+    emit_document(doc["text"].get<std::string>(), chunk_bytes, next, fn);
   }
   if (in.bad()) throw std::runtime_error("error reading input file: " + file);
 }
@@ -121,12 +136,31 @@ size_t chunk_cut(const std::string& text, size_t limit) {
   return cut > 0 ? cut : limit;
 }
 
-void for_each_chunk(const std::vector<std::string>& inputs, size_t chunk_bytes, const ChunkFn& fn) {
-  if (chunk_bytes < 16) chunk_bytes = 16;
+namespace {
+
+void read_files(const std::vector<std::string>& inputs, size_t chunk_bytes, const NextCut& next, const ChunkFn& fn) {
   for (const auto& file : list_input_files(inputs)) {
-    if (is_jsonl(file)) read_jsonl(file, chunk_bytes, fn);
-    else read_txt(file, chunk_bytes, fn);
+    if (is_jsonl(file)) read_jsonl(file, chunk_bytes, next, fn);
+    else read_txt(file, chunk_bytes, next, fn);
   }
+}
+
+}  // namespace
+
+void for_each_chunk(const std::vector<std::string>& inputs, size_t chunk_bytes, const ChunkFn& fn) {
+  read_files(inputs, std::max<size_t>(chunk_bytes, 16), line_cut, fn);
+}
+
+void for_each_chunk(const std::vector<std::string>& inputs, size_t chunk_bytes, const ChunkFn& fn,
+                    const TextCutter& cutter, size_t max_buffer_bytes) {
+  chunk_bytes = std::max<size_t>(chunk_bytes, 16);
+  const NextCut next = [&](std::string_view buffer, size_t limit) {
+    TextCut cut = find_cut(buffer, limit, cutter.rule);
+    if (cut.found() || buffer.size() < max_buffer_bytes) return cut;
+    cut = find_cut(buffer, limit, cutter.forced);
+    return cut.found() ? cut : character_cut(buffer, limit);
+  };
+  read_files(inputs, chunk_bytes, next, fn);
 }
 
 }  // namespace lmzoo

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "data/text_cut.h"
+
 namespace lmzoo {
 
 // Expands files and directories (recursively, in sorted order) into the files to read. Directories
@@ -27,6 +29,13 @@ using ChunkFn = std::function<void(const std::string& text, bool end_of_document
 // last case (a single word longer than chunk_bytes). Throws std::runtime_error naming the file (and
 // line for .jsonl) on unreadable files, invalid JSON, or a line without a string "text" field.
 void for_each_chunk(const std::vector<std::string>& inputs, size_t chunk_bytes, const ChunkFn& fn);
+
+// As above, but each document is cut where CUTTER.rule allows (the allowed cut nearest chunk_bytes, longer
+// chunks where there is none), so that the chunks encoded one by one give the tokenizer's ids of the whole
+// document; a chunk may drop a space there (TextCut::next). Only when more than max_buffer_bytes of a
+// document hold no allowed cut is it cut by CUTTER.forced, else at a character boundary.
+void for_each_chunk(const std::vector<std::string>& inputs, size_t chunk_bytes, const ChunkFn& fn,
+                    const TextCutter& cutter, size_t max_buffer_bytes);
 
 // Where a chunk of at most LIMIT bytes of TEXT should end (see for_each_chunk); 0 < result <= limit.
 size_t chunk_cut(const std::string& text, size_t limit);

@@ -425,7 +425,7 @@ int64_t encode_corpus(const PrepareOptions& o, const Tokenizer& tokenizer, const
     batch.ends.push_back(end_of_document);
     batch.bytes += text.size();
     if (batch.bytes >= o.chunk_bytes) submit();
-  });
+  }, tokenizer.cutter(), std::max(o.max_document_bytes, o.chunk_bytes));
   if (blank) {
     throw std::runtime_error("nothing to prepare: " + (files.size() == 1 ? files[0] : std::to_string(files.size()) +
                              " input files") + " hold" + (files.size() == 1 ? "s" : "") + " no text" +

@@ -94,7 +94,8 @@ struct PrepareOptions {
   std::string out_dir;
   double val_fraction = 0.1;         // last fraction of the token stream, contiguous
   int threads = 0;                   // 0: all cores
-  size_t chunk_bytes = 1 << 20;      // text per encoding task
+  size_t chunk_bytes = 1 << 20;      // text per encoding task (longer where the tokenizer allows no cut)
+  size_t max_document_bytes = 8 << 20;  // of a document's text without an exact cut, encoded whole (see for_each_chunk)
   int64_t max_shard_tokens = 100000000;
   bool split_special_tokens = false;  // special tokens written in the text stay plain text (HF's switch)
 };

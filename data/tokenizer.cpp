@@ -292,7 +292,26 @@ std::vector<int> Tokenizer::add_special_tokens(std::vector<int> ids) const {
 }
 
 std::vector<int> Tokenizer::encode_long(const std::string& text, size_t max_bytes) const {
-  return backend_->encode_long(text, max_bytes);
+  max_bytes = std::max<size_t>(max_bytes, 16);
+  const CutAt rule = cutter().rule;
+  std::vector<int> ids;
+  std::string_view rest = text;
+  while (rest.size() > max_bytes) {
+    const TextCut cut = find_cut(rest, max_bytes, rule);
+    if (!cut.found()) break;
+    const std::vector<int> part = encode(std::string(rest.substr(0, cut.end)));
+    ids.insert(ids.end(), part.begin(), part.end());
+    rest.remove_prefix(cut.next);
+  }
+  const std::vector<int> last = encode(std::string(rest));
+  ids.insert(ids.end(), last.begin(), last.end());
+  return ids;
+}
+
+TextCutter Tokenizer::cutter() const {
+  const TokenizerBackend* backend = backend_.get();
+  return {[backend](std::string_view text, size_t pos) { return backend->cut_at(text, pos, false); },
+          [backend](std::string_view text, size_t pos) { return backend->cut_at(text, pos, true); }};
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {

@@ -9,6 +9,7 @@
 
 #include "data/enum_table.h"
 #include "data/special_ids.h"
+#include "data/text_cut.h"
 #include "data/tokenizer_files.h"
 
 
@@ -86,10 +87,12 @@ class Tokenizer {
   // IDS wrapped by tokenizer.json's post-processor (HF's add_special_tokens=True); throws std::invalid_argument
   // for the other kinds.
   std::vector<int> add_special_tokens(std::vector<int> ids) const;
-  // The same ids as encode(text) in linear time (SentencePiece is superlinear on long inputs): encodes
-  // pieces of at most max_bytes cut where no token can span, i.e. after a newline or before a space
-  // that follows a non-space (see chunk_cut in data/corpus.h). Use it for documents and files.
+  // The same ids as encode(text), encoding pieces of about max_bytes where the tokenizer's rules allow a cut
+  // that cannot change them (data/spm_cuts.h, data/gpt2_cuts.h; WordPiece: before ASCII white space), else
+  // longer ones (a unigram SentencePiece model: the whole text, see SpmCutRule::whole_only).
   std::vector<int> encode_long(const std::string& text, size_t max_bytes = 4096) const;
+  // The cuts encode_long makes, for readers that cut documents into chunks (for_each_chunk in data/corpus.h).
+  TextCutter cutter() const;
   std::string decode(const std::vector<int>& ids) const;
   std::vector<std::string> encode_pieces(const std::string& text) const;
   std::string id_to_piece(int id) const;

@@ -3,9 +3,11 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/special_ids.h"
+#include "data/text_cut.h"
 #include "data/tokenizer_files.h"
 
 namespace lmzoo {
@@ -15,8 +17,10 @@ class TokenizerBackend {
  public:
   virtual ~TokenizerBackend() = default;
   virtual std::vector<int> encode(const std::string& text) const = 0;
-  // encode(text) in linear time; only SentencePiece needs to cut the text (see Tokenizer::encode_long).
-  virtual std::vector<int> encode_long(const std::string& text, size_t max_bytes) const = 0;
+  // The cut this tokenizer allows before byte POS of TEXT (see CutAt in data/text_cut.h): encoding the two sides
+  // separately gives encode()'s ids for the whole. FORCED: the best cut there is for text that must be cut
+  // (may then differ from encode(); none where even that is not a character boundary the rules like).
+  virtual TextCut cut_at(std::string_view text, size_t pos, bool forced) const = 0;
   virtual std::string decode(const std::vector<int>& ids) const = 0;
   virtual std::string id_to_piece(int id) const = 0;
   virtual int piece_to_id(const std::string& piece) const = 0;  // the unk id, or -1, for an unknown piece

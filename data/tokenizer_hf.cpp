@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/gpt2_bpe.h"
+#include "data/gpt2_cuts.h"
 #include "data/tokenizer_backend.h"
 #include "data/wordpiece.h"
 
@@ -16,13 +17,12 @@ namespace {
 std::vector<int> to_int(const std::vector<int64_t>& ids) { return std::vector<int>(ids.begin(), ids.end()); }
 std::vector<int64_t> to_int64(const std::vector<int>& ids) { return std::vector<int64_t>(ids.begin(), ids.end()); }
 
-// What both tokenizers answer alike: ids as int, and long text needs no chunking.
+// What both tokenizers answer alike: ids as int.
 template <typename Tok>
 class ForwardingBackend : public TokenizerBackend {
  public:
   explicit ForwardingBackend(Tok tok) : tok_(std::move(tok)) {}
   std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text)); }
-  std::vector<int> encode_long(const std::string& text, size_t) const override { return encode(text); }
   std::string decode(const std::vector<int>& ids) const override { return tok_.decode(to_int64(ids)); }
   std::string id_to_piece(int id) const override { return tok_.id_to_piece(id); }
   int piece_to_id(const std::string& piece) const override { return int(tok_.piece_to_id(piece)); }
@@ -46,6 +46,17 @@ class Gpt2Backend : public ForwardingBackend<Gpt2BpeTokenizer> {
   std::vector<int> encode(const std::string& text) const override { return to_int(tok_.encode(text, !split_special_)); }
   void set_split_special_tokens(bool on) override { split_special_ = on; }
   bool is_word_start(int id) const override { return !bytes_[size_t(id)].empty() && bytes_[size_t(id)][0] == ' '; }
+  // The pattern's sure match ends (gpt2_cut_at), never inside a special token written in the text.
+  TextCut cut_at(std::string_view text, size_t pos, bool) const override {
+    const TextCut cut = gpt2_cut_at(text, pos);
+    if (!cut.found()) return cut;
+    for (const auto& special : tok_.special_tokens()) {
+      const size_t from = pos >= special.size() ? pos - special.size() + 1 : 0;
+      const size_t at = text.substr(from, pos + special.size() - 1 - from).find(special);
+      if (at != std::string_view::npos) return {};
+    }
+    return cut;
+  }
   int piece_bytes(int id) const override { return int(bytes_[size_t(id)].size()); }
   bool is_control(int id) const override {
     for (int c : controls_) if (c == id) return true;
@@ -70,6 +81,11 @@ class WordPieceBackend : public ForwardingBackend<WordPieceTokenizer> {
     return is_word_start(id) ? int(piece.size()) + 1 : int(piece.size()) - 2;
   }
   bool is_control(int) const override { return false; }
+  // Before ASCII white space: BERT's basic tokenizer splits words there whatever surrounds it.
+  TextCut cut_at(std::string_view text, size_t pos, bool) const override {
+    const char c = pos > 0 && pos < text.size() ? text[pos] : 'x';
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' ? TextCut{pos, pos} : TextCut{};
+  }
 };
 
 // tokenizer_config.json's switches (absent keys keep WordPieceOptions' defaults, as HF's BertTokenizer).

@@ -28,7 +28,11 @@ class HfJsonBackend : public TokenizerBackend {
     }
   }
   std::vector<int> encode(const std::string& text) const override { return tok_->encode(text, split_special_); }
-  std::vector<int> encode_long(const std::string& text, size_t) const override { return encode(text); }
+  // No cut is exact for every pipeline a tokenizer.json can describe, so a document is encoded whole (BPE, WordPiece
+  // and Unigram stay near linear); one past prepare's document limit must be cut: after a newline.
+  TextCut cut_at(std::string_view text, size_t pos, bool forced) const override {
+    return forced && pos > 0 && pos < text.size() && text[pos - 1] == '\n' ? TextCut{pos, pos} : TextCut{};
+  }
   std::string decode(const std::vector<int>& ids) const override { return tok_->decode(ids); }
   std::string id_to_piece(int id) const override {
     const std::string* t = tok_->id_to_token(id);

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "data/corpus.h"
 #include "data/sentencepiece_bridge.h"
+#include "data/spm_cuts.h"
 #include "data/tokenizer_backend.h"
 
 namespace lmzoo {
@@ -55,12 +55,18 @@ enum class Convention { kNative, kT5, kLlama };
 
 class SpmBackend : public TokenizerBackend {
  public:
-  SpmBackend(std::unique_ptr<SpmProcessor> sp, Convention convention) : sp_(std::move(sp)), convention_(convention) {
+  SpmBackend(std::unique_ptr<SpmProcessor> sp, Convention convention, const SpmSettings& settings)
+      : sp_(std::move(sp)), convention_(convention) {
     sp_size_ = sp_->piece_size();
     if (convention_ == Convention::kNative) check_native();
     if (convention_ == Convention::kT5 && sp_->is_unknown(sp_->piece_to_id("<extra_id_0>"))) extra_ = kT5Sentinels;
     find_byte_pieces();
     count_piece_bytes();
+    std::vector<std::string> matched;  // the pieces a text can match: not control, byte or unknown
+    for (int id = 0; id < sp_size_; ++id) {
+      if (!sp_->is_control(id) && !sp_->is_byte(id) && !sp_->is_unknown(id)) matched.push_back(sp_->id_to_piece(id));
+    }
+    cut_rule_ = spm_cut_rule(settings, matched, extra_ > 0);
   }
 
   SpecialIds special() const {
@@ -100,16 +106,8 @@ class SpmBackend : public TokenizerBackend {
     return ids;
   }
 
-  std::vector<int> encode_long(const std::string& text, size_t max_bytes) const override {
-    std::vector<int> ids;
-    max_bytes = std::max<size_t>(max_bytes, 16);  // room for whole UTF-8 characters
-    for (size_t start = 0; start < text.size();) {
-      const std::string rest = text.substr(start, max_bytes + 1);  // +1: a cut may fall just before a space
-      const size_t cut = chunk_cut(rest, max_bytes);
-      append(ids, encode(rest.substr(0, cut)));
-      start += cut;
-    }
-    return ids;
+  TextCut cut_at(std::string_view text, size_t pos, bool forced) const override {
+    return spm_cut_at(cut_rule_, text, pos, forced);
   }
 
   std::string decode(const std::vector<int>& ids) const override {
@@ -156,13 +154,15 @@ class SpmBackend : public TokenizerBackend {
   }
   int sentinel_id(int n) const { return sp_size_ + kT5Sentinels - 1 - n; }
 
-  // SentencePiece's ids for TEXT; with byte pieces, a literal U+2581 (which would decode as a space) is encoded
-  // as its three bytes.
+  // SentencePiece's ids for TEXT. lmzoo's own models keep their exact round trip: a literal U+2581 (which
+  // SentencePiece reads as a space and decodes as one) is encoded as its three byte pieces. T5's and Llama's
+  // models give what sentencepiece gives.
   std::vector<int> encode_plain(const std::string& text) const {
     std::vector<int> ids, part_ids;
+    const bool bytes_for_marker = has_bytes_ && convention_ == Convention::kNative;
     size_t start = 0;
     while (true) {
-      size_t marker = has_bytes_ ? text.find(kSpaceMarker, start) : std::string::npos;
+      size_t marker = bytes_for_marker ? text.find(kSpaceMarker, start) : std::string::npos;
       size_t end = marker == std::string::npos ? text.size() : marker;
       if (end > start) {
         check(sp_->encode(std::string_view(text).substr(start, end - start), &part_ids), "encode failed");
@@ -228,6 +228,7 @@ class SpmBackend : public TokenizerBackend {
   bool has_bytes_ = false;
   std::array<int, 256> byte_ids_{};  // id of the byte-fallback piece <0xNN>
   std::vector<int> piece_bytes_;
+  SpmCutRule cut_rule_;
 };
 
 // The convention of a loaded model, from its first pieces.
@@ -246,7 +247,7 @@ LoadedBackend load_spm_backend(const std::string& model_proto) {
   if (model_proto.empty()) throw std::runtime_error("invalid tokenizer model: the file is empty");
   check(sp->load_serialized(model_proto), "invalid tokenizer model", "not a SentencePiece model file");
   const Convention convention = detect_convention(*sp);
-  auto backend = std::make_unique<SpmBackend>(std::move(sp), convention);
+  auto backend = std::make_unique<SpmBackend>(std::move(sp), convention, read_spm_settings(model_proto));
   LoadedBackend loaded;
   loaded.special = backend->special();
   loaded.files[convention == Convention::kT5 ? "spiece.model" : "tokenizer.model"] = model_proto;
