@@ -1,7 +1,7 @@
 // GPT-2 cut rule: decodes the characters around a byte position and applies the three cases of gpt2_cut_at.
 #include "data/gpt2_cuts.h"
 
-#include "data/unicode_tables.h"
+#include "data/unicode_props.h"
 
 namespace lmzoo {
 
