@@ -3,6 +3,7 @@
 // text, line by line on tests/tokenizer_texts.jsonl. Skips visibly where node or the reference packages are absent.
 #include "tests/catch_compat.h"
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -66,19 +67,21 @@ void compare_with_reference(const std::string& name, const std::string& lmzoo_di
                             const TempDir& dir, bool special_tokens_flag = true) {
   const std::vector<std::string> inputs = split_lines(read_text(kTexts));
   REQUIRE(inputs.size() >= 50);
+  std::string stem = name;  // NAME as a file name (run_cli's stdin path is not quoted)
+  for (char& ch : stem) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
 
-  const std::string ids_file = dir / (name + ".ids.jsonl");
+  const std::string ids_file = dir / (stem + ".ids.jsonl");
   const std::string ref_ids = reference_jsonl("encode.js", tokenizer_json, kTexts, "", ids_file);
   check_lines(name + " encode", inputs, ref_ids, lmzoo_jsonl("encode", lmzoo_dir, "", kTexts));
 
   if (special_tokens_flag) {
     const std::string with = reference_jsonl("encode.js", tokenizer_json, kTexts, "--add-special-tokens",
-                                             dir / (name + ".special.jsonl"));
+                                             dir / (stem + ".special.jsonl"));
     check_lines(name + " encode --add-special-tokens", inputs, with,
                 lmzoo_jsonl("encode", lmzoo_dir, "--add-special-tokens", kTexts));
   }
 
-  const std::string ref_text = reference_jsonl("decode.js", tokenizer_json, ids_file, "", dir / (name + ".text.jsonl"));
+  const std::string ref_text = reference_jsonl("decode.js", tokenizer_json, ids_file, "", dir / (stem + ".text.jsonl"));
   check_lines(name + " decode", inputs, ref_text, lmzoo_jsonl("decode", lmzoo_dir, "", ids_file));
 }
 
