@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "data/hf_tokenizer/split_pattern.h"
 #include "data/tokenizer.h"
 #include "models/config.h"
 #include "models/registry.h"
@@ -58,8 +59,9 @@ TEST_CASE("every closed set has one table whose names round-trip and list themse
   check_json<Precision>("fp32|bf16|fp16");
   check_json<Schedule>("cosine|linear|constant");
   check_table<TokenizerType>("bpe|unigram|char");
-  check_json<TokenizerKind>("sentencepiece|gpt2-bpe|wordpiece");  // serialized tokenizer blobs hold them
+  check_json<TokenizerKind>("sentencepiece|gpt2-bpe|wordpiece|tokenizer-json");  // serialized tokenizer blobs hold them
   check_table<ModelKind>("gpt|bert|bert-classifier|t5");
+  check_table<hf::SplitBehavior>("Removed|Isolated|MergedWithPrevious|MergedWithNext|Contiguous");  // tokenizer.json spellings
 }
 
 TEST_CASE("a config file written with strings reads into the enums and back to the same strings", "[enums]") {
