@@ -428,3 +428,30 @@ TEST_CASE("lmzoo tokenizer encode and prepare read a tokenizer.json directory; b
   CHECK(r.err.find((tmp.path / "bad" / "tokenizer.json").string() + ": model.merges[4]") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.path / "bad-data"));
 }
+
+TEST_CASE("a run on tokenizer.json data checkpoints, generates and exports its tokenizer.json", "[hf_json][cli]") {
+  TempDir tmp;
+  json j = doc(abc_bpe(false));
+  j["added_tokens"] = json::array({added(7, "</s>", true)});
+  write_json_dir(tmp.path / "tok", j.dump());
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += i % 3 ? "abcabc bca " : "cab\n";
+  write_text(tmp.path / "doc.txt", text);
+  CliResult r = run_cli("prepare --input " + (tmp / "doc.txt") + " --out " + (tmp / "data") + " --tokenizer " +
+                        (tmp / "tok") + " --val-fraction 0.1");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_cli("train --arch gpt --data " + (tmp / "data") + " --out " + (tmp / "run") +
+              " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 4 --steps 2 --warmup 1"
+              " --eval-interval 2 --eval-iters 1 --device cpu --bias");  // --bias: a GPT-2 twin, so --format hf exports it
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(tmp.path / "run" / "last" / "tokenizer.json"));
+  r = run_cli("generate --checkpoint " + (tmp / "run") + " --prompt abc --max-new-tokens 3 --temperature 0");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("abc", 0) == 0);  // the prompt, then what the model adds
+  r = run_cli("export --checkpoint " + (tmp / "run") + " --format hf --out " + (tmp / "hf"));
+  REQUIRE(r.exit_code == 0);
+  const Tokenizer source = Tokenizer::load(tmp / "tok");
+  const Tokenizer exported = Tokenizer::load((tmp.path / "hf" / "tokenizer.json").string());
+  for (const std::string probe : {"abcabc bca", "cab</s>ab", ""}) CHECK(exported.encode(probe) == source.encode(probe));
+}

@@ -66,7 +66,7 @@ TokenizerFiles tokenizer_files(const std::string& serialized) {
 // The serialized tokenizer of checkpoint DIR: tokenizer.model as it is, else the Hugging Face files it holds.
 std::string read_tokenizer(const fs::path& dir) {
   std::error_code ec;
-  for (const char* name : {"spiece.model", "vocab.json", "encoder.json", "vocab.txt"}) {
+  for (const char* name : {"spiece.model", "tokenizer.json", "vocab.json", "encoder.json", "vocab.txt"}) {
     if (!fs::exists(dir / "tokenizer.model", ec) && fs::exists(dir / name, ec)) {
       return Tokenizer::load(dir.string()).serialized();
     }
