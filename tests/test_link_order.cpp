@@ -36,7 +36,7 @@ std::size_t position_of(const std::vector<std::string>& names, const std::string
 
 TEST_CASE("lmzoo and the tests list libstdc++ before every LibTorch library", "[build]") {
   // The test binary itself by its real path: a child reading /proc/self/exe would read its own.
-  for (const std::string binary : {std::string(LMZOO_BINARY), std::string(LMZOO_FAULTS_BINARY), std::filesystem::read_symlink("/proc/self/exe").string()}) {
+  for (const std::string& binary : {std::string(LMZOO_BINARY), std::string(LMZOO_FAULTS_BINARY), std::filesystem::read_symlink("/proc/self/exe").string()}) {
     const auto names = needed_libraries(binary);
     INFO(binary << " needs " << names.size() << " libraries");
     REQUIRE(!names.empty());
