@@ -1,11 +1,11 @@
-// Reads SpmSettings from a serialized sentencepiece.ModelProto: trainer_spec (2) and normalizer_spec (3), each
-// a length-delimited message of varint and length-delimited fields (field numbers of sentencepiece_model.proto).
+// Reads SpmSettings and the pieces from a serialized sentencepiece.ModelProto: pieces (1), trainer_spec (2),
+// normalizer_spec (3) and denormalizer_spec (5), by the field numbers of sentencepiece_model.proto.
 #include "data/spm_settings.h"
 
 #include <cstdint>
-#include <functional>
-#include <stdexcept>
 #include <string_view>
+
+#include "data/protobuf_wire.h"
 
 namespace lmzoo {
 
@@ -14,53 +14,8 @@ namespace {
 constexpr int kTrainerSpec = 2, kNormalizerSpec = 3;
 constexpr int kModelType = 3, kSplitByWhitespace = 22, kTreatWhitespaceAsSuffix = 24;
 constexpr int kName = 1, kCharsmap = 2, kAddDummyPrefix = 3, kRemoveExtraWhitespaces = 4, kEscapeWhitespaces = 5;
-
-class WireReader {
- public:
-  explicit WireReader(std::string_view data) : data_(data) {}
-
-  // Calls VARINT(field, value) or BYTES(field, bytes) for each field of the message; skips fixed-width ones.
-  void each(const std::function<void(int, uint64_t)>& varint,
-            const std::function<void(int, std::string_view)>& bytes) {
-    while (pos_ < data_.size()) {
-      const uint64_t key = read_varint();
-      const int field = static_cast<int>(key >> 3);
-      switch (key & 7) {
-        case 0: varint(field, read_varint()); break;
-        case 1: skip(8); break;
-        case 2: {
-          const uint64_t n = read_varint();
-          if (n > data_.size() - pos_) fail();
-          bytes(field, data_.substr(pos_, n));
-          pos_ += n;
-          break;
-        }
-        case 5: skip(4); break;
-        default: fail();
-      }
-    }
-  }
-
- private:
-  [[noreturn]] static void fail() { throw std::runtime_error("not a SentencePiece model file (malformed protobuf)"); }
-  void skip(size_t n) {
-    if (n > data_.size() - pos_) fail();
-    pos_ += n;
-  }
-  uint64_t read_varint() {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= data_.size()) fail();
-      const auto byte = static_cast<unsigned char>(data_[pos_++]);
-      value |= static_cast<uint64_t>(byte & 0x7F) << shift;
-      if (!(byte & 0x80)) return value;
-    }
-    fail();
-  }
-
-  std::string_view data_;
-  size_t pos_ = 0;
-};
+constexpr int kPieces = 1, kDenormalizerSpec = 5;
+constexpr int kPiece = 1, kScore = 2, kType = 3;
 
 }  // namespace
 
@@ -85,6 +40,7 @@ SpmSettings read_spm_settings(const std::string& model_proto) {
         },
         [&](int field, std::string_view bytes) {
           if (field == kName) s.normalizer_name = std::string(bytes);
+          if (field == kCharsmap) s.charsmap = std::string(bytes);
           if (field == kCharsmap) s.has_charsmap = !bytes.empty();
         });
   };
@@ -92,8 +48,32 @@ SpmSettings read_spm_settings(const std::string& model_proto) {
                                [&](int field, std::string_view bytes) {
                                  if (field == kTrainerSpec) trainer(bytes);
                                  if (field == kNormalizerSpec) normalizer(bytes);
+                                 if (field == kDenormalizerSpec) s.has_denormalizer = !bytes.empty();
                                });
   return s;
+}
+
+std::vector<SpmPiece> read_spm_pieces(const std::string& model_proto) {
+  std::vector<SpmPiece> pieces;
+  const auto piece = [&](std::string_view message) {
+    SpmPiece p;
+    WireReader(message).each(
+        [&](int field, uint64_t v) {
+          if (field == kType) p.type = static_cast<SpmPiece::Type>(v);
+        },
+        [&](int field, std::string_view bytes) {
+          if (field == kPiece) p.piece = std::string(bytes);
+        },
+        [&](int field, uint32_t bits) {
+          if (field == kScore) p.score = WireReader::as_float(bits);
+        });
+    pieces.push_back(std::move(p));
+  };
+  WireReader(model_proto).each([](int, uint64_t) {},
+                               [&](int field, std::string_view bytes) {
+                                 if (field == kPieces) piece(bytes);
+                               });
+  return pieces;
 }
 
 }  // namespace lmzoo

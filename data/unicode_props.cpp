@@ -1,5 +1,6 @@
 // Unicode properties and normalisation over utf8proc: categories and combining classes from its property
-// records, NFC/NFD/NFKC/NFKD from utf8proc_decompose + utf8proc_reencode. Leaves out: its other options
+// records, NFC/NFD/NFKC/NFKD from utf8proc_decompose + utf8proc_reencode, grapheme clusters from
+// utf8proc_grapheme_break_stateful. Leaves out: its other options
 // (case folding, newline handling, stripping).
 #include "data/unicode_props.h"
 
@@ -50,6 +51,26 @@ std::u32string decompose(std::string_view text, utf8proc_option_t options) {
 }  // namespace
 
 const char* unicode_version() { return utf8proc_unicode_version(); }
+
+std::vector<size_t> grapheme_lengths(std::string_view text) {
+  std::vector<size_t> lengths;
+  const auto* s = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  utf8proc_int32_t previous = -1, state = 0;
+  size_t pos = 0, start = 0;
+  while (pos < text.size()) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(s + pos, static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
+    if (n <= 0) throw std::runtime_error("grapheme_lengths: the text is not UTF-8");
+    if (previous >= 0 && utf8proc_grapheme_break_stateful(previous, cp, &state)) {
+      lengths.push_back(pos - start);
+      start = pos;
+    }
+    previous = cp;
+    pos += static_cast<size_t>(n);
+  }
+  if (pos > start) lengths.push_back(pos - start);
+  return lengths;
+}
 
 bool is_letter(char32_t cp) {
   if (cp < 0x80) return (cp | 0x20) >= U'a' && (cp | 0x20) <= U'z';

@@ -1,9 +1,10 @@
 // Unicode character properties and normalisation forms for the tokenizers, over the packaged utf8proc library (its
-// Unicode version, see unicode_version()). Leaves out: case folding, grapheme clusters, scripts.
+// Unicode version, see unicode_version()). Leaves out: case folding, scripts.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lmzoo::unicode {
 
@@ -31,6 +32,10 @@ enum class NormalForm { NFC, NFD, NFKC, NFKD };
 
 // TEXT (valid UTF-8) in normalisation form FORM, as UTF-8.
 std::string normalize(std::string_view text, NormalForm form);
+
+// The byte lengths of the extended grapheme clusters of TEXT (valid UTF-8), in order: UAX #29 as utf8proc's
+// grapheme_break_stateful gives it (what Rust's unicode-segmentation graphemes(true) splits at).
+std::vector<size_t> grapheme_lengths(std::string_view text);
 
 // The code points of TEXT (valid UTF-8) in canonical decomposition (NFD).
 std::u32string nfd_code_points(std::string_view text);

@@ -29,27 +29,6 @@ namespace {
 
 const std::string kMarker = "\xE2\x96\x81";  // U+2581
 
-// A Llama-2-style model: BPE, identity normalisation, dummy prefix, spaces kept, byte fallback, split digits,
-// whitespace-only pieces (unk 0, bos 1, eos 2), trained on the English-like test text.
-std::string train_llama_bpe_spm() {
-  SpmArgs args = {{"model_type", "bpe"}, {"vocab_size", "400"}, {"hard_vocab_limit", "false"},
-                  {"normalization_rule_name", "identity"}, {"add_dummy_prefix", "true"},
-                  {"remove_extra_whitespaces", "false"}, {"byte_fallback", "true"}, {"split_digits", "true"},
-                  {"allow_whitespace_only_pieces", "true"}, {"unk_id", "0"}, {"bos_id", "1"}, {"eos_id", "2"},
-                  {"pad_id", "-1"}, {"character_coverage", "1.0"}, {"num_threads", "1"}, {"minloglevel", "3"}};
-  std::vector<std::string> lines;
-  std::string text = test::english_like_text(30000, 11);
-  for (size_t start = 0, end; start < text.size(); start = end + 1) {
-    end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) lines.push_back(text.substr(start, end - start) + "  x   1234  ");
-  }
-  std::string proto;
-  const std::string error = spm_train(args, lines, &proto);
-  if (!error.empty()) throw std::runtime_error("spm_train: " + error);
-  return proto;
-}
-
 // A seeded document of about N bytes made to meet every cut: prose, long space-free runs (one letter, random
 // letters and digits), runs of spaces and newlines, "\n\n" and tabs, apostrophes, accents, CJK, emoji and
 // (with MARKER) a literal U+2581.
@@ -178,7 +157,7 @@ void check_spm_rule_cuts(const std::string& proto, const Tokenizer& tok, bool ma
 }  // namespace
 
 TEST_CASE("spm settings are read from the model proto", "[chunking]") {
-  const SpmSettings llama = read_spm_settings(train_llama_bpe_spm());
+  const SpmSettings llama = read_spm_settings(test::train_llama_bpe_spm());
   CHECK(llama.model_type == SpmSettings::ModelType::kBpe);
   CHECK(llama.add_dummy_prefix);
   CHECK_FALSE(llama.remove_extra_whitespaces);
@@ -227,7 +206,7 @@ TEST_CASE("gpt2 cuts: the pattern's matches of the two sides are the whole text'
 }
 
 TEST_CASE("spm cuts: Llama-style BPE cuts before a space and drops it; every allowed cut is exact", "[chunking]") {
-  const std::string proto = train_llama_bpe_spm();
+  const std::string proto = test::train_llama_bpe_spm();
   Tokenizer tok = Tokenizer::from_serialized(proto);
   const CutAt rule = tok.cutter().rule;
   TextCut cut = rule("ab cd", 2);
@@ -253,7 +232,7 @@ TEST_CASE("spm cuts: lmzoo's own models cut after newlines and before spaces, un
 }
 
 TEST_CASE("spm: a literal U+2581 gives sentencepiece's ids and decode for T5 and Llama models", "[chunking]") {
-  for (const std::string& proto : {train_llama_bpe_spm(), test::train_hf_spm(test::SpmStyle::kT5)}) {
+  for (const std::string& proto : {test::train_llama_bpe_spm(), test::train_hf_spm(test::SpmStyle::kT5)}) {
     Tokenizer tok = Tokenizer::from_serialized(proto);
     auto sp = processor(proto);
     for (const std::string& text : {"a" + kMarker + "b", kMarker, "a " + kMarker + kMarker + "b", kMarker + "a"}) {
@@ -277,7 +256,7 @@ TEST_CASE("spm encode_long equals sentencepiece's whole-text ids on long hard do
     bool marker;  // lmzoo's own models encode a literal U+2581 as bytes (exact round trip), not as sentencepiece
   };
   const std::vector<Model> models = {
-      {"llama-bpe", train_llama_bpe_spm(), true},
+      {"llama-bpe", test::train_llama_bpe_spm(), true},
       {"t5-unigram", test::train_hf_spm(test::SpmStyle::kT5), true},
       {"llama-unigram", test::train_hf_spm(test::SpmStyle::kLlama), true},
       {"native-bpe", read_file_bytes(test::tiny_corpus("bpe").tokenizer_dir + "/tokenizer.model"), false},
@@ -297,7 +276,7 @@ TEST_CASE("spm encode_long equals sentencepiece's whole-text ids on long hard do
 TEST_CASE("prepare's token stream equals encoding each whole document (SentencePiece kinds)", "[chunking]") {
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> models = {
-      {"llama-bpe", train_llama_bpe_spm()},
+      {"llama-bpe", test::train_llama_bpe_spm()},
       {"t5-unigram", test::train_hf_spm(test::SpmStyle::kT5)},
       {"native-bpe", read_file_bytes(test::tiny_corpus("bpe").tokenizer_dir + "/tokenizer.model")},
   };

@@ -1,6 +1,7 @@
 // Hugging Face import and export: config mapping and refusals, and for every architecture a tiny random HF
 // checkpoint (written by tests/hf_reference.py) imported, run against an independent float64 Python forward pass,
 // exported back bit for bit, and re-imported to the same weights.
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/catch_compat.h"
@@ -373,6 +374,22 @@ nlohmann::json generate_then_export(const std::string& ckpt, const std::string& 
   return read_json_file(dir / "back/config.json");
 }
 
+// The exported tokenizer.json alone (DIR/back/tokenizer.json) gives the ids of the SentencePiece model in SPM_DIR
+// on a text with spaces, a sentinel or control-free words and an out-of-vocabulary character.
+void check_exported_tokenizer_json(const TempDir& dir, const std::string& spm_dir) {
+  const std::filesystem::path only_json = dir.path / "only-json";
+  std::filesystem::create_directories(only_json);
+  std::filesystem::copy_file(dir.path / "back/tokenizer.json", only_json / "tokenizer.json");
+  write_text(dir / "texts.jsonl", "\"the cat  sat <extra_id_0> on\"\n\" mat \\u00e9\\u4e2d!\"\n");
+  const auto from_model = run_cli("tokenizer encode --jsonl --tokenizer " + spm_dir, dir / "texts.jsonl");
+  const auto from_json = run_cli("tokenizer encode --jsonl --tokenizer " + only_json.string(), dir / "texts.jsonl");
+  INFO(from_model.err << from_json.err);
+  REQUIRE(from_model.exit_code == 0);
+  REQUIRE(from_json.exit_code == 0);
+  CHECK(from_json.out == from_model.out);
+  CHECK(std::count(from_model.out.begin(), from_model.out.end(), '\n') == 2);
+}
+
 }  // namespace
 
 TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama SentencePiece", "[hf][python]") {
@@ -404,6 +421,7 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     CHECK(config["eos_token_id"] == 1);
     CHECK(config["decoder_start_token_id"] == 0);
     CHECK(read_text(dir / "back/spiece.model") == read_text(spm / "spiece.model"));
+    check_exported_tokenizer_json(dir, spm.string());
   }
   SECTION("Llama with a tokenizer.model: bos 1, eos 2") {
     const std::filesystem::path spm = dir.path / "llamatok";
@@ -414,6 +432,7 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     CHECK(config["bos_token_id"] == 1);
     CHECK(config["eos_token_id"] == 2);
     CHECK_FALSE(config.contains("pad_token_id"));
+    check_exported_tokenizer_json(dir, spm.string());
   }
   SECTION("GPT-2 with its real vocabulary: GPT-2's ids, vocab.json and merges.txt back") {
     const std::string gpt2 = gpt2_vocab_dir();

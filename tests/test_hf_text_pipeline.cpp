@@ -196,9 +196,15 @@ TEST_CASE("hf pre-tokenizers: Metaspace prepend schemes and split", "[hf_json]")
 TEST_CASE("hf text pipeline: errors name the field and the reason", "[hf_json]") {
   CHECK(make_normalizer(nullptr, "normalizer") == nullptr);
   CHECK(make_pre_tokenizer(nullptr, "pre_tokenizer") == nullptr);
+  CHECK(normalizer_error(R"({"type":"NMT"})") ==
+        "normalizer.type: normalizer type \"NMT\" is not supported (lmzoo reads NFC, NFD, NFKC, NFKD, "
+        "Lowercase, StripAccents, BertNormalizer, Prepend, Replace, Strip, Precompiled, Sequence)");
   CHECK(normalizer_error(R"({"type":"Precompiled","precompiled_charsmap":""})") ==
-        "normalizer.type: normalizer type \"Precompiled\" is not supported (lmzoo reads NFC, NFD, NFKC, NFKD, "
-        "Lowercase, StripAccents, BertNormalizer, Prepend, Replace, Strip, Sequence)");
+        "normalizer.precompiled_charsmap: the charsmap is shorter than its 4-byte trie size");
+  CHECK(normalizer_error(R"({"type":"Precompiled","precompiled_charsmap":"AAA*"})") ==
+        "normalizer.precompiled_charsmap: not base64");
+  CHECK(normalizer_error(R"({"type":"Precompiled","precompiled_charsmap":"QAAAAA=="})") ==
+        "normalizer.precompiled_charsmap: the charsmap's trie size 64 does not fit its 4 bytes");
   CHECK(normalizer_error(R"({"strip_left":true})") == "normalizer: missing field \"type\"");
   CHECK(normalizer_error("5") == "normalizer: expected a JSON object, got number");
   CHECK(normalizer_error(R"({"type":"Strip","strip_left":true})") == "normalizer: missing field \"strip_right\"");

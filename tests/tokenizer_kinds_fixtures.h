@@ -36,6 +36,27 @@ inline std::string train_hf_spm(SpmStyle style) {
   return proto;
 }
 
+// A Llama-2-style model: BPE, identity normalisation, dummy prefix, spaces kept, byte fallback, split digits,
+// whitespace-only pieces (unk 0, bos 1, eos 2), trained on the English-like test text.
+inline std::string train_llama_bpe_spm() {
+  SpmArgs args = {{"model_type", "bpe"}, {"vocab_size", "400"}, {"hard_vocab_limit", "false"},
+                  {"normalization_rule_name", "identity"}, {"add_dummy_prefix", "true"},
+                  {"remove_extra_whitespaces", "false"}, {"byte_fallback", "true"}, {"split_digits", "true"},
+                  {"allow_whitespace_only_pieces", "true"}, {"unk_id", "0"}, {"bos_id", "1"}, {"eos_id", "2"},
+                  {"pad_id", "-1"}, {"character_coverage", "1.0"}, {"num_threads", "1"}, {"minloglevel", "3"}};
+  std::vector<std::string> lines;
+  std::string text = english_like_text(30000, 11);
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start) + "  x   1234  ");
+  }
+  std::string proto;
+  const std::string error = spm_train(args, lines, &proto);
+  if (!error.empty()) throw std::runtime_error("spm_train: " + error);
+  return proto;
+}
+
 // DIR/vocab.txt shaped as bert-base-uncased's ([PAD] 0, [unused*], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103,
 // then words, letters and "##" continuations); with CASED also capitalised words and a tokenizer_config.json
 // that turns lower-casing off.

@@ -62,7 +62,8 @@ HfTokenIds hf_token_ids(const Tokenizer& tokenizer) {
 
 // The tokenizer's files under the names transformers' tokenizers read: OpenAI's encoder.json / vocab.bpe are
 // GPT-2's vocab.json / merges.txt in the same formats; tokenizer.json (data/hf_tokenizer/tokenizer_json_writer.h)
-// beside them for every kind but SentencePiece, so AutoTokenizer loads the fast tokenizer.
+// beside them for every kind (SentencePiece models but word models and the like), so AutoTokenizer loads the fast
+// tokenizer.
 TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
   TokenizerFiles files;
   for (const auto& [name, bytes] : tokenizer.files()) {

@@ -1,10 +1,12 @@
 // tokenizer.json normalizers as the Rust tokenizers 0.22 run them: NFC/NFD/NFKC/NFKD, Lowercase, StripAccents,
-// BertNormalizer, Prepend, Replace, Strip, Sequence; Unicode from data/unicode_props.h (utf8proc), regexes from
-// Oniguruma. Leaves out: alignments (offsets), and the types lmzoo refuses (Precompiled, NMT, ByteLevel).
+// BertNormalizer, Prepend, Replace, Strip, Precompiled, Sequence; Unicode from data/unicode_props.h (utf8proc),
+// regexes from Oniguruma. Leaves out: alignments (offsets), and the types lmzoo refuses (NMT, ByteLevel).
 #include <nlohmann/json.hpp>
 
+#include "data/base64.h"
 #include "data/hf_tokenizer/json_fields.h"
 #include "data/hf_tokenizer/onig_regex.h"
+#include "data/hf_tokenizer/precompiled_charsmap.h"
 #include "data/hf_tokenizer/split_pattern.h"
 #include "data/hf_tokenizer/text_pipeline.h"
 #include "data/unicode_props.h"
@@ -130,6 +132,16 @@ class Strip : public Normalizer {
   bool left_, right_;
 };
 
+// SentencePiece's compiled rules (T5's, XLM-R's nmt_nfkc), base64 in the file.
+class Precompiled : public Normalizer {
+ public:
+  explicit Precompiled(std::string_view blob) : charsmap_(blob) {}
+  std::string normalize(const std::string& text) const override { return charsmap_.normalize(text); }
+
+ private:
+  PrecompiledCharsmap charsmap_;
+};
+
 class Sequence : public Normalizer {
  public:
   explicit Sequence(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
@@ -144,7 +156,7 @@ class Sequence : public Normalizer {
 };
 
 const char* const kSupported = "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, BertNormalizer, Prepend, Replace, "
-                               "Strip, Sequence";
+                               "Strip, Precompiled, Sequence";
 
 }  // namespace
 
@@ -175,6 +187,15 @@ std::unique_ptr<Normalizer> make_normalizer(const nlohmann::json& j, const std::
   }
   if (type == "Strip") {
     return std::make_unique<Strip>(json_bool(j, "strip_left", path), json_bool(j, "strip_right", path));
+  }
+  if (type == "Precompiled") {
+    const std::optional<std::string> blob = base64_decode(json_string(j, "precompiled_charsmap", path));
+    if (!blob) json_error(path + ".precompiled_charsmap", "not base64");
+    try {
+      return std::make_unique<Precompiled>(*blob);
+    } catch (const std::runtime_error& e) {
+      json_error(path + ".precompiled_charsmap", e.what());
+    }
   }
   if (type == "Sequence") {
     const nlohmann::json& list = json_array(j, "normalizers", path);

@@ -17,7 +17,7 @@ struct TokenizerJsonError : std::runtime_error {
 };
 
 // A tokenizer.json "normalizer" (NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, BertNormalizer, Prepend, Replace,
-// Strip, Sequence). normalize() takes and returns UTF-8.
+// Strip, Precompiled, Sequence). normalize() takes and returns UTF-8.
 class Normalizer {
  public:
   virtual ~Normalizer() = default;

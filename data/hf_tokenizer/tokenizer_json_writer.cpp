@@ -1,4 +1,5 @@
-// tokenizer.json written from a GPT-2 BPE or WordPiece tokenizer's files, in the layout the Rust library saves.
+// tokenizer.json written from a GPT-2 BPE or WordPiece tokenizer's files, in the layout the Rust library saves;
+// SentencePiece kinds go to spm_tokenizer_json.cpp.
 #include "data/hf_tokenizer/tokenizer_json_writer.h"
 
 #include <algorithm>
@@ -6,26 +7,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/hf_tokenizer/spm_tokenizer_json.h"
+#include "data/hf_tokenizer/tokenizer_json_layout.h"
 #include "data/tokenizer.h"
 
 namespace lmzoo {
 
-namespace {
+namespace hf {
 
-using nlohmann::ordered_json;
-
-ordered_json added_token(int id, const std::string& content, bool normalized) {
-  return ordered_json{{"id", id},           {"content", content}, {"single_word", false}, {"lstrip", false},
-                      {"rstrip", false},    {"normalized", normalized}, {"special", true}};
+nlohmann::ordered_json added_token_json(int id, const std::string& content, bool normalized, bool special) {
+  return nlohmann::ordered_json{{"id", id},        {"content", content},       {"single_word", false},
+                                {"lstrip", false}, {"rstrip", false},          {"normalized", normalized},
+                                {"special", special}};
 }
 
-ordered_json document(ordered_json added, ordered_json normalizer, ordered_json pre_tokenizer,
-                      ordered_json post_processor, ordered_json decoder, ordered_json model) {
-  ordered_json j;
+nlohmann::ordered_json tokenizer_json_document(nlohmann::ordered_json added_tokens, nlohmann::ordered_json normalizer,
+                                               nlohmann::ordered_json pre_tokenizer,
+                                               nlohmann::ordered_json post_processor, nlohmann::ordered_json decoder,
+                                               nlohmann::ordered_json model) {
+  nlohmann::ordered_json j;
   j["version"] = "1.0";
   j["truncation"] = nullptr;
   j["padding"] = nullptr;
-  j["added_tokens"] = std::move(added);
+  j["added_tokens"] = std::move(added_tokens);
   j["normalizer"] = std::move(normalizer);
   j["pre_tokenizer"] = std::move(pre_tokenizer);
   j["model"] = std::move(model);
@@ -33,6 +37,14 @@ ordered_json document(ordered_json added, ordered_json normalizer, ordered_json 
   j["decoder"] = std::move(decoder);
   return j;
 }
+
+}  // namespace hf
+
+namespace {
+
+using nlohmann::ordered_json;
+using hf::added_token_json;
+using hf::tokenizer_json_document;
 
 const std::string& file_of(const Tokenizer& tok, const char* a, const char* b) {
   const auto& files = tok.files();
@@ -60,7 +72,7 @@ std::string gpt2_json(const Tokenizer& tok) {
   }
   ordered_json added = ordered_json::array();
   const int eos = tok.piece_to_id("<|endoftext|>");
-  if (eos >= 0 && tok.is_special(eos)) added.push_back(added_token(eos, "<|endoftext|>", true));
+  if (eos >= 0 && tok.is_special(eos)) added.push_back(added_token_json(eos, "<|endoftext|>", true, true));
   const auto byte_level = [](bool add_prefix_space, bool trim_offsets) {
     return ordered_json{{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"trim_offsets", trim_offsets},
                         {"use_regex", true}};
@@ -69,7 +81,7 @@ std::string gpt2_json(const Tokenizer& tok) {
                      {"continuing_subword_prefix", nullptr},             {"end_of_word_suffix", nullptr},
                      {"fuse_unk", false},    {"byte_fallback", false},   {"ignore_merges", false},
                      {"vocab", std::move(vocab)}, {"merges", std::move(merges)}};
-  return document(std::move(added), nullptr, byte_level(false, true), byte_level(true, false), byte_level(true, true),
+  return tokenizer_json_document(std::move(added), nullptr, byte_level(false, true), byte_level(true, false), byte_level(true, true),
                   std::move(model))
       .dump(2);
 }
@@ -91,7 +103,7 @@ std::string wordpiece_json(const Tokenizer& tok) {
   ordered_json added = ordered_json::array();
   for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
     const int id = tok.piece_to_id(special);
-    if (id >= 0) added.push_back(added_token(id, special, false));
+    if (id >= 0) added.push_back(added_token_json(id, special, false, true));
   }
   std::sort(added.begin(), added.end(), [](const ordered_json& a, const ordered_json& b) { return a["id"] < b["id"]; });
   const int cls = tok.piece_to_id("[CLS]"), sep = tok.piece_to_id("[SEP]");
@@ -105,7 +117,7 @@ std::string wordpiece_json(const Tokenizer& tok) {
                           {"strip_accents", strip_accents}, {"lowercase", lowercase}};
   ordered_json model{{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
                      {"max_input_chars_per_word", 100}, {"vocab", std::move(vocab)}};
-  return document(std::move(added), std::move(normalizer), ordered_json{{"type", "BertPreTokenizer"}}, std::move(post),
+  return tokenizer_json_document(std::move(added), std::move(normalizer), ordered_json{{"type", "BertPreTokenizer"}}, std::move(post),
                   ordered_json{{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}, std::move(model))
       .dump(2);
 }
@@ -115,7 +127,7 @@ std::string wordpiece_json(const Tokenizer& tok) {
 std::optional<std::string> tokenizer_json_for(const Tokenizer& tokenizer) {
   switch (tokenizer.kind()) {
     case TokenizerKind::kSentencePiece:
-      return std::nullopt;
+      return hf::spm_tokenizer_json(tokenizer);
     case TokenizerKind::kHfJson:
       return tokenizer.files().at("tokenizer.json");
     case TokenizerKind::kGpt2Bpe:
