@@ -297,7 +297,7 @@ TEST_CASE("tokenizer.json refusals name the file and the field in one line", "[h
   write_json_dir(bad, std::string(100000, '[') + std::string(100000, ']'));
   CHECK(load_error(bad).find("nested deeper than 128 levels") != std::string::npos);
   write_json_dir(bad, "[1, 2]");
-  CHECK(load_error(bad).find("(document): expected an object") != std::string::npos);
+  CHECK(load_error(bad).find("(document): expected a JSON object") != std::string::npos);
   write_json_dir(bad, doc(abc_bpe(false)).dump(), R"({"eos_token": "</s>"})");
   CHECK(load_error(bad).find("tokenizer_config.json: eos_token: '</s>' is not in tokenizer.json's vocabulary") !=
         std::string::npos);

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <queue>
 
-#include "data/hf_tokenizer/json_read.h"
+#include "data/hf_tokenizer/json_fields.h"
 
 namespace lmzoo::hf {
 
@@ -28,14 +28,14 @@ BpeModel::BpeModel(const std::unordered_map<std::string, int>& vocab,
     const auto& [a, b] = merges[i];
     const std::string where = path + ".merges[" + std::to_string(i) + "]";
     const auto ia = vocab_.find(a), ib = vocab_.find(b);
-    if (ia == vocab_.end()) field_error(where, "token '" + a + "' is not in " + path + ".vocab");
-    if (ib == vocab_.end()) field_error(where, "token '" + b + "' is not in " + path + ".vocab");
+    if (ia == vocab_.end()) json_error(where, "token '" + a + "' is not in " + path + ".vocab");
+    if (ib == vocab_.end()) json_error(where, "token '" + b + "' is not in " + path + ".vocab");
     if (b.size() < prefix_len || (b.size() > prefix_len && (static_cast<unsigned char>(b[prefix_len]) & 0xC0) == 0x80)) {
-      field_error(where, "token '" + b + "' is shorter than continuing_subword_prefix");
+      json_error(where, "token '" + b + "' is shorter than continuing_subword_prefix");
     }
     const std::string merged = a + b.substr(prefix_len);
     const auto im = vocab_.find(merged);
-    if (im == vocab_.end()) field_error(where, "the merged token '" + merged + "' is not in " + path + ".vocab");
+    if (im == vocab_.end()) json_error(where, "the merged token '" + merged + "' is not in " + path + ".vocab");
     merges_[pair_key(ia->second, ib->second)] = Merge{uint32_t(i), im->second};  // a repeated pair: the later rank
   }
   if (config_.unk_token) unk_id_ = token_to_id(*config_.unk_token);

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/gpt2_bpe.h"
-#include "data/hf_tokenizer/json_read.h"
+#include "data/hf_tokenizer/json_fields.h"
 #include "data/unicode_text.h"
 #include "data/utf8.h"
 
@@ -197,9 +197,9 @@ class SequenceDecoder : public Decoder {
 
 // One character (the string field KEY of J), e.g. Metaspace's replacement.
 char32_t char_field(const nlohmann::json& j, const std::string& path, const char* key, const std::string& def) {
-  const std::string s = string_field(j, path, key, def);
-  const std::u32string chars = utf8_to_code_points(s, field_path(path, key));
-  if (chars.size() != 1) field_error(field_path(path, key), "expected one character, got '" + s + "'");
+  const std::string s = json_string_or(j, key, path, def);
+  const std::u32string chars = utf8_to_code_points(s, json_field_path(path, key));
+  if (chars.size() != 1) json_error(json_field_path(path, key), "expected one character, got '" + s + "'");
   return chars[0];
 }
 
@@ -248,60 +248,60 @@ std::string utf8_lossy(const std::string& bytes) {
 
 std::unique_ptr<Decoder> make_decoder(const nlohmann::json& j, const std::string& path) {
   if (j.is_null()) return nullptr;
-  const std::string type = type_field(j, path);
+  const std::string type = json_type(j, path);
   if (type == "ByteLevel") {
-    check_known_keys(j, path, {"type", "add_prefix_space", "trim_offsets", "use_regex"});
+    json_check_known_keys(j, path, {"type", "add_prefix_space", "trim_offsets", "use_regex"});
     return std::make_unique<ByteLevelDecoder>();
   }
   if (type == "WordPiece") {
-    check_known_keys(j, path, {"type", "prefix", "cleanup"});
-    return std::make_unique<WordPieceDecoder>(string_field(j, path, "prefix", "##"), bool_field(j, path, "cleanup", true));
+    json_check_known_keys(j, path, {"type", "prefix", "cleanup"});
+    return std::make_unique<WordPieceDecoder>(json_string_or(j, "prefix", path, "##"), json_bool_or(j, "cleanup", path, true));
   }
   if (type == "Metaspace") {
-    check_known_keys(j, path, {"type", "replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"});
+    json_check_known_keys(j, path, {"type", "replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"});
     const char32_t replacement = char_field(j, path, "replacement", "\xE2\x96\x81");
-    std::string scheme = bool_field(j, path, "add_prefix_space", true) ? "always" : "never";
-    scheme = string_field(j, path, "prepend_scheme", scheme);
+    std::string scheme = json_bool_or(j, "add_prefix_space", path, true) ? "always" : "never";
+    scheme = json_string_or(j, "prepend_scheme", path, scheme);
     if (scheme != "always" && scheme != "never" && scheme != "first") {
-      field_error(field_path(path, "prepend_scheme"), "'" + scheme + "' is not one of always|never|first");
+      json_error(json_field_path(path, "prepend_scheme"), "'" + scheme + "' is not one of always|never|first");
     }
     return std::make_unique<MetaspaceDecoder>(replacement, scheme != "never");
   }
   if (type == "ByteFallback") {
-    check_known_keys(j, path, {"type"});
+    json_check_known_keys(j, path, {"type"});
     return std::make_unique<ByteFallbackDecoder>();
   }
   if (type == "Fuse") {
-    check_known_keys(j, path, {"type"});
+    json_check_known_keys(j, path, {"type"});
     return std::make_unique<FuseDecoder>();
   }
   if (type == "Strip") {
-    check_known_keys(j, path, {"type", "content", "start", "stop"});
-    return std::make_unique<StripDecoder>(char_field(j, path, "content", " "), size_t(uint_field(j, path, "start", 0, 1 << 20)),
-                                          size_t(uint_field(j, path, "stop", 0, 1 << 20)));
+    json_check_known_keys(j, path, {"type", "content", "start", "stop"});
+    return std::make_unique<StripDecoder>(char_field(j, path, "content", " "), size_t(json_uint_or(j, "start", path, 0, 1 << 20)),
+                                          size_t(json_uint_or(j, "stop", path, 0, 1 << 20)));
   }
   if (type == "Replace") {
-    check_known_keys(j, path, {"type", "pattern", "content"});
-    const std::string ppath = field_path(path, "pattern");
+    json_check_known_keys(j, path, {"type", "pattern", "content"});
+    const std::string ppath = json_field_path(path, "pattern");
     const auto p = j.find("pattern");
-    if (p == j.end() || !p->is_object() || p->size() != 1) field_error(ppath, "expected {\"String\": ...}");
-    if (p->contains("Regex")) field_error(field_path(ppath, "Regex"), "a Regex pattern in a decoder is not supported (String is)");
-    return std::make_unique<ReplaceDecoder>(required_string(*p, ppath, "String"), required_string(j, path, "content"));
+    if (p == j.end() || !p->is_object() || p->size() != 1) json_error(ppath, "expected {\"String\": ...}");
+    if (p->contains("Regex")) json_error(json_field_path(ppath, "Regex"), "a Regex pattern in a decoder is not supported (String is)");
+    return std::make_unique<ReplaceDecoder>(json_string(*p, "String", ppath), json_string(j, "content", path));
   }
   if (type == "Sequence") {
-    check_known_keys(j, path, {"type", "decoders"});
+    json_check_known_keys(j, path, {"type", "decoders"});
     const auto d = j.find("decoders");
-    const std::string dpath = field_path(path, "decoders");
-    if (d == j.end() || !d->is_array()) field_error(dpath, "expected an array of decoders");
+    const std::string dpath = json_field_path(path, "decoders");
+    if (d == j.end() || !d->is_array()) json_error(dpath, "expected an array of decoders");
     std::vector<std::unique_ptr<Decoder>> parts;
     for (size_t i = 0; i < d->size(); ++i) {
       auto part = make_decoder((*d)[i], dpath + "[" + std::to_string(i) + "]");
-      if (!part) field_error(dpath + "[" + std::to_string(i) + "]", "null is not a decoder");
+      if (!part) json_error(dpath + "[" + std::to_string(i) + "]", "null is not a decoder");
       parts.push_back(std::move(part));
     }
     return std::make_unique<SequenceDecoder>(std::move(parts));
   }
-  field_error(field_path(path, "type"), "'" + type + "' is not supported (ByteLevel, WordPiece, Metaspace, ByteFallback, "
+  json_error(json_field_path(path, "type"), "'" + type + "' is not supported (ByteLevel, WordPiece, Metaspace, ByteFallback, "
                                         "Fuse, Strip, Replace, Sequence)");
 }
 

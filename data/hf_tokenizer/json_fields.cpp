@@ -3,6 +3,7 @@
 #include "data/hf_tokenizer/json_fields.h"
 
 #include <cstring>
+#include <limits>
 
 #include "data/utf8.h"
 
@@ -11,7 +12,7 @@ namespace lmzoo::hf {
 namespace {
 
 const nlohmann::json* find_field(const nlohmann::json& j, const char* key, const std::string& path) {
-  if (!j.is_object()) json_error(path, "expected a JSON object, got " + std::string(j.type_name()));
+  json_require_object(j, path);
   const auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
 }
@@ -26,6 +27,12 @@ const nlohmann::json& require_field(const nlohmann::json& j, const char* key, co
                              const char* expected) {
   json_error(path + "." + key, std::string("expected ") + expected + ", got " + value.type_name() +
                                    (value.is_primitive() ? " " + value.dump() : ""));
+}
+
+// The field KEY when present and not null.
+const nlohmann::json* find_value(const nlohmann::json& j, const char* key, const std::string& path) {
+  const nlohmann::json* v = find_field(j, key, path);
+  return v && !v->is_null() ? v : nullptr;
 }
 
 }  // namespace
@@ -77,6 +84,54 @@ std::string json_char(const nlohmann::json& j, const char* key, const std::strin
   for (char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   if (chars != 1) json_error(path + "." + key, "expected exactly one character, got \"" + s + "\"");
   return s;
+}
+
+std::string json_string_or(const nlohmann::json& j, const char* key, const std::string& path, const std::string& def) {
+  return find_value(j, key, path) ? json_string(j, key, path) : def;
+}
+
+bool json_bool_or(const nlohmann::json& j, const char* key, const std::string& path, bool def) {
+  return find_value(j, key, path) ? json_bool(j, key, path) : def;
+}
+
+int64_t json_uint_or(const nlohmann::json& j, const char* key, const std::string& path, int64_t def, int64_t max) {
+  const nlohmann::json* v = find_value(j, key, path);
+  if (!v) return def;
+  if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > max) {
+    json_error(json_field_path(path, key), "expected an integer in [0, " + std::to_string(max) + "]");
+  }
+  return v->get<int64_t>();
+}
+
+std::string json_field_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+const nlohmann::json& json_require_object(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_object()) json_error(path, "expected a JSON object, got " + std::string(j.type_name()));
+  return j;
+}
+
+void json_check_known_keys(const nlohmann::json& j, const std::string& path, std::initializer_list<const char*> known) {
+  for (const auto& item : j.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || item.key() == k;
+    if (!ok) {
+      json_error(json_field_path(path, item.key()), "unknown field (lmzoo does not read it; refused rather than ignored)");
+    }
+  }
+}
+
+void json_refuse_non_null(const nlohmann::json& j, const std::string& path, const char* key, const std::string& reason) {
+  if (find_value(j, key, path)) json_error(json_field_path(path, key), reason);
+}
+
+int json_token_id(const nlohmann::json& j, const std::string& path) {
+  constexpr int64_t kMax = std::numeric_limits<int>::max() - 1;
+  if (!j.is_number_integer() || j.get<int64_t>() < 0 || j.get<int64_t>() > kMax) {
+    json_error(path, "expected a token id (an integer in [0, " + std::to_string(kMax) + "])");
+  }
+  return int(j.get<int64_t>());
 }
 
 std::string json_pattern(const nlohmann::json& j, const char* key, const std::string& path) {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/hf_tokenizer/bpe_model.h"
-#include "data/hf_tokenizer/json_read.h"
+#include "data/hf_tokenizer/json_fields.h"
 #include "data/hf_tokenizer/unigram_model.h"
 #include "data/hf_tokenizer/wordpiece_model.h"
 
@@ -13,39 +13,33 @@ namespace lmzoo::hf {
 namespace {
 
 std::unordered_map<std::string, int> vocab_map(const nlohmann::json& j, const std::string& path) {
-  const std::string vpath = field_path(path, "vocab");
+  const std::string vpath = json_field_path(path, "vocab");
   const auto it = j.find("vocab");
-  if (it == j.end() || !it->is_object()) field_error(vpath, "expected an object {token: id}");
+  if (it == j.end() || !it->is_object()) json_error(vpath, "expected an object {token: id}");
   std::unordered_map<std::string, int> vocab;
-  for (const auto& item : it->items()) vocab[item.key()] = id_value(item.value(), vpath + "[\"" + item.key() + "\"]");
+  for (const auto& item : it->items()) vocab[item.key()] = json_token_id(item.value(), vpath + "[\"" + item.key() + "\"]");
   return vocab;
 }
 
-std::optional<std::string> optional_string(const nlohmann::json& j, const std::string& path, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return string_field(j, path, key, "");
-}
-
 std::unique_ptr<Model> make_bpe(const nlohmann::json& j, const std::string& path) {
-  check_known_keys(j, path, {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
+  json_check_known_keys(j, path, {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix",
                              "fuse_unk", "byte_fallback", "ignore_merges", "vocab", "merges"});
   const auto dropout = j.find("dropout");
   if (dropout != j.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0)) {
-    field_error(field_path(path, "dropout"), "BPE dropout is refused (lmzoo encodes deterministically); set it to null");
+    json_error(json_field_path(path, "dropout"), "BPE dropout is refused (lmzoo encodes deterministically); set it to null");
   }
   BpeConfig config;
-  config.unk_token = optional_string(j, path, "unk_token");
-  config.continuing_subword_prefix = optional_string(j, path, "continuing_subword_prefix");
-  config.end_of_word_suffix = optional_string(j, path, "end_of_word_suffix");
-  config.fuse_unk = bool_field(j, path, "fuse_unk", false);
-  config.byte_fallback = bool_field(j, path, "byte_fallback", false);
-  config.ignore_merges = bool_field(j, path, "ignore_merges", false);
-  const std::string mpath = field_path(path, "merges");
+  config.unk_token = json_optional_string(j, "unk_token", path);
+  config.continuing_subword_prefix = json_optional_string(j, "continuing_subword_prefix", path);
+  config.end_of_word_suffix = json_optional_string(j, "end_of_word_suffix", path);
+  config.fuse_unk = json_bool_or(j, "fuse_unk", path, false);
+  config.byte_fallback = json_bool_or(j, "byte_fallback", path, false);
+  config.ignore_merges = json_bool_or(j, "ignore_merges", path, false);
+  const std::string mpath = json_field_path(path, "merges");
   const auto merges_it = j.find("merges");
   std::vector<std::pair<std::string, std::string>> merges;
   if (merges_it != j.end() && !merges_it->is_null()) {
-    if (!merges_it->is_array()) field_error(mpath, "expected an array of \"a b\" strings or [a, b] pairs");
+    if (!merges_it->is_array()) json_error(mpath, "expected an array of \"a b\" strings or [a, b] pairs");
     for (size_t i = 0; i < merges_it->size(); ++i) {
       const auto& m = (*merges_it)[i];
       const std::string where = mpath + "[" + std::to_string(i) + "]";
@@ -54,13 +48,13 @@ std::unique_ptr<Model> make_bpe(const nlohmann::json& j, const std::string& path
         if (line.rfind("#version", 0) == 0) continue;  // as the Rust library's legacy merges reader
         const size_t space = line.find(' ');
         if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-          field_error(where, "expected two tokens separated by one space, got '" + line + "'");
+          json_error(where, "expected two tokens separated by one space, got '" + line + "'");
         }
         merges.emplace_back(line.substr(0, space), line.substr(space + 1));
       } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
         merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
       } else {
-        field_error(where, "expected a string \"a b\" or a pair [\"a\", \"b\"]");
+        json_error(where, "expected a string \"a b\" or a pair [\"a\", \"b\"]");
       }
     }
   }
@@ -68,44 +62,44 @@ std::unique_ptr<Model> make_bpe(const nlohmann::json& j, const std::string& path
 }
 
 std::unique_ptr<Model> make_wordpiece(const nlohmann::json& j, const std::string& path) {
-  check_known_keys(j, path, {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"});
+  json_check_known_keys(j, path, {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"});
   WordPieceConfig config;
-  config.unk_token = string_field(j, path, "unk_token", config.unk_token);
-  config.continuing_subword_prefix = string_field(j, path, "continuing_subword_prefix", config.continuing_subword_prefix);
+  config.unk_token = json_string_or(j, "unk_token", path, config.unk_token);
+  config.continuing_subword_prefix = json_string_or(j, "continuing_subword_prefix", path, config.continuing_subword_prefix);
   config.max_input_chars_per_word =
-      uint_field(j, path, "max_input_chars_per_word", config.max_input_chars_per_word, int64_t(1) << 40);
+      json_uint_or(j, "max_input_chars_per_word", path, config.max_input_chars_per_word, int64_t(1) << 40);
   return std::make_unique<WordPieceModel>(vocab_map(j, path), std::move(config));
 }
 
 std::unique_ptr<Model> make_unigram(const nlohmann::json& j, const std::string& path) {
-  check_known_keys(j, path, {"type", "unk_id", "vocab", "byte_fallback"});
-  const std::string vpath = field_path(path, "vocab");
+  json_check_known_keys(j, path, {"type", "unk_id", "vocab", "byte_fallback"});
+  const std::string vpath = json_field_path(path, "vocab");
   const auto it = j.find("vocab");
-  if (it == j.end() || !it->is_array() || it->empty()) field_error(vpath, "expected a non-empty array of [piece, score]");
+  if (it == j.end() || !it->is_array() || it->empty()) json_error(vpath, "expected a non-empty array of [piece, score]");
   std::vector<std::pair<std::string, double>> pieces;
   for (size_t i = 0; i < it->size(); ++i) {
     const auto& p = (*it)[i];
     if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_number()) {
-      field_error(vpath + "[" + std::to_string(i) + "]", "expected [piece, score]");
+      json_error(vpath + "[" + std::to_string(i) + "]", "expected [piece, score]");
     }
     pieces.emplace_back(p[0].get<std::string>(), p[1].get<double>());
   }
   int unk_id = -1;
   const auto unk = j.find("unk_id");
   if (unk != j.end() && !unk->is_null()) {
-    unk_id = id_value(*unk, field_path(path, "unk_id"));
-    if (size_t(unk_id) >= pieces.size()) field_error(field_path(path, "unk_id"), "outside the vocabulary");
+    unk_id = json_token_id(*unk, json_field_path(path, "unk_id"));
+    if (size_t(unk_id) >= pieces.size()) json_error(json_field_path(path, "unk_id"), "outside the vocabulary");
   }
-  return std::make_unique<UnigramModel>(std::move(pieces), unk_id, bool_field(j, path, "byte_fallback", false));
+  return std::make_unique<UnigramModel>(std::move(pieces), unk_id, json_bool_or(j, "byte_fallback", path, false));
 }
 
 }  // namespace
 
 std::unique_ptr<Model> make_model(const nlohmann::json& j, const std::string& path) {
-  require_object(j, path);
+  json_require_object(j, path);
   std::string type;
   if (j.contains("type")) {
-    type = type_field(j, path);
+    type = json_type(j, path);
   } else if (j.contains("merges")) {  // files written before models carried their type
     type = "BPE";
   } else if (j.contains("vocab") && j["vocab"].is_array()) {
@@ -113,12 +107,12 @@ std::unique_ptr<Model> make_model(const nlohmann::json& j, const std::string& pa
   } else if (j.contains("max_input_chars_per_word")) {
     type = "WordPiece";
   } else {
-    field_error(field_path(path, "type"), "missing");
+    json_error(json_field_path(path, "type"), "missing");
   }
   if (type == "BPE") return make_bpe(j, path);
   if (type == "WordPiece") return make_wordpiece(j, path);
   if (type == "Unigram") return make_unigram(j, path);
-  field_error(field_path(path, "type"), "'" + type + "' is not supported (BPE, WordPiece, Unigram)");
+  json_error(json_field_path(path, "type"), "'" + type + "' is not supported (BPE, WordPiece, Unigram)");
 }
 
 }  // namespace lmzoo::hf

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/hf_tokenizer/json_read.h"
+#include "data/hf_tokenizer/json_fields.h"
 
 namespace lmzoo::hf {
 
@@ -37,52 +37,52 @@ class SequenceProcessor : public PostProcessor {
 
 // ["[CLS]", 101] -> 101
 int token_pair_id(const nlohmann::json& j, const std::string& path, const char* key) {
-  const std::string p = field_path(path, key);
+  const std::string p = json_field_path(path, key);
   const auto it = j.find(key);
   if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_string()) {
-    field_error(p, "expected [token, id]");
+    json_error(p, "expected [token, id]");
   }
-  return id_value((*it)[1], p + "[1]");
+  return json_token_id((*it)[1], p + "[1]");
 }
 
 std::unique_ptr<PostProcessor> make_template(const nlohmann::json& j, const std::string& path) {
-  check_known_keys(j, path, {"type", "single", "pair", "special_tokens"});
-  const std::string spath = field_path(path, "special_tokens");
+  json_check_known_keys(j, path, {"type", "single", "pair", "special_tokens"});
+  const std::string spath = json_field_path(path, "special_tokens");
   const auto specials = j.find("special_tokens");
-  if (specials != j.end() && !specials->is_null() && !specials->is_object()) field_error(spath, "expected an object");
-  const std::string single_path = field_path(path, "single");
+  if (specials != j.end() && !specials->is_null() && !specials->is_object()) json_error(spath, "expected an object");
+  const std::string single_path = json_field_path(path, "single");
   const auto single = j.find("single");
-  if (single == j.end() || !single->is_array()) field_error(single_path, "expected an array of pieces");
+  if (single == j.end() || !single->is_array()) json_error(single_path, "expected an array of pieces");
   std::vector<int> before, after;
   bool seen_sequence = false;
   for (size_t i = 0; i < single->size(); ++i) {
     const auto& piece = (*single)[i];
     const std::string ipath = single_path + "[" + std::to_string(i) + "]";
-    if (!piece.is_object() || piece.size() != 1) field_error(ipath, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
+    if (!piece.is_object() || piece.size() != 1) json_error(ipath, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     if (piece.contains("Sequence")) {
       const auto& seq = piece["Sequence"];
       if (!seq.is_object() || seq.value("id", std::string("A")) != "A") {
-        field_error(ipath + ".Sequence.id", "a single-sequence template can only hold sequence A");
+        json_error(ipath + ".Sequence.id", "a single-sequence template can only hold sequence A");
       }
-      if (seen_sequence) field_error(ipath, "sequence A appears twice");
+      if (seen_sequence) json_error(ipath, "sequence A appears twice");
       seen_sequence = true;
       continue;
     }
     if (!piece.contains("SpecialToken") || !piece["SpecialToken"].is_object()) {
-      field_error(ipath, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
+      json_error(ipath, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     }
-    const std::string name = required_string(piece["SpecialToken"], ipath + ".SpecialToken", "id");
+    const std::string name = json_string(piece["SpecialToken"], "id", ipath + ".SpecialToken");
     if (specials == j.end() || !specials->is_object() || !specials->contains(name)) {
-      field_error(spath, "no entry for '" + name + "', which " + ipath + " names");
+      json_error(spath, "no entry for '" + name + "', which " + ipath + " names");
     }
     const auto& entry = (*specials)[name];
     const std::string epath = spath + "[\"" + name + "\"].ids";
-    if (!entry.is_object() || !entry.contains("ids") || !entry["ids"].is_array()) field_error(epath, "expected an array of ids");
+    if (!entry.is_object() || !entry.contains("ids") || !entry["ids"].is_array()) json_error(epath, "expected an array of ids");
     for (size_t k = 0; k < entry["ids"].size(); ++k) {
-      (seen_sequence ? after : before).push_back(id_value(entry["ids"][k], epath + "[" + std::to_string(k) + "]"));
+      (seen_sequence ? after : before).push_back(json_token_id(entry["ids"][k], epath + "[" + std::to_string(k) + "]"));
     }
   }
-  if (!seen_sequence) field_error(single_path, "holds no {\"Sequence\": {\"id\": \"A\"}}");
+  if (!seen_sequence) json_error(single_path, "holds no {\"Sequence\": {\"id\": \"A\"}}");
   return std::make_unique<WrapProcessor>(std::move(before), std::move(after));
 }
 
@@ -90,31 +90,31 @@ std::unique_ptr<PostProcessor> make_template(const nlohmann::json& j, const std:
 
 std::unique_ptr<PostProcessor> make_post_processor(const nlohmann::json& j, const std::string& path) {
   if (j.is_null()) return nullptr;
-  const std::string type = type_field(j, path);
+  const std::string type = json_type(j, path);
   if (type == "TemplateProcessing") return make_template(j, path);
   if (type == "BertProcessing" || type == "RobertaProcessing") {
-    check_known_keys(j, path, {"type", "sep", "cls", "trim_offsets", "add_prefix_space"});
+    json_check_known_keys(j, path, {"type", "sep", "cls", "trim_offsets", "add_prefix_space"});
     return std::make_unique<WrapProcessor>(std::vector<int>{token_pair_id(j, path, "cls")},
                                            std::vector<int>{token_pair_id(j, path, "sep")});
   }
   if (type == "ByteLevel") {  // offsets only: the ids are unchanged
-    check_known_keys(j, path, {"type", "add_prefix_space", "trim_offsets", "use_regex"});
+    json_check_known_keys(j, path, {"type", "add_prefix_space", "trim_offsets", "use_regex"});
     return std::make_unique<WrapProcessor>(std::vector<int>{}, std::vector<int>{});
   }
   if (type == "Sequence") {
-    check_known_keys(j, path, {"type", "processors"});
-    const std::string ppath = field_path(path, "processors");
+    json_check_known_keys(j, path, {"type", "processors"});
+    const std::string ppath = json_field_path(path, "processors");
     const auto p = j.find("processors");
-    if (p == j.end() || !p->is_array()) field_error(ppath, "expected an array of post-processors");
+    if (p == j.end() || !p->is_array()) json_error(ppath, "expected an array of post-processors");
     std::vector<std::unique_ptr<PostProcessor>> parts;
     for (size_t i = 0; i < p->size(); ++i) {
       auto part = make_post_processor((*p)[i], ppath + "[" + std::to_string(i) + "]");
-      if (!part) field_error(ppath + "[" + std::to_string(i) + "]", "null is not a post-processor");
+      if (!part) json_error(ppath + "[" + std::to_string(i) + "]", "null is not a post-processor");
       parts.push_back(std::move(part));
     }
     return std::make_unique<SequenceProcessor>(std::move(parts));
   }
-  field_error(field_path(path, "type"), "'" + type + "' is not supported (TemplateProcessing, BertProcessing, "
+  json_error(json_field_path(path, "type"), "'" + type + "' is not supported (TemplateProcessing, BertProcessing, "
                                         "RobertaProcessing, ByteLevel, Sequence)");
 }
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/hf_tokenizer/json_read.h"
+#include "data/hf_tokenizer/json_fields.h"
 #include "data/utf8.h"
 
 namespace lmzoo::hf {
@@ -46,17 +46,17 @@ void collect_types(const nlohmann::json& j, const std::string& section, std::set
 }
 
 AddedToken parse_added_token(const nlohmann::json& j, const std::string& path) {
-  require_object(j, path);
-  check_known_keys(j, path, {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
+  json_require_object(j, path);
+  json_check_known_keys(j, path, {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
   AddedToken t;
-  if (!j.contains("id")) field_error(field_path(path, "id"), "missing");
-  t.id = id_value(j["id"], field_path(path, "id"));
-  t.content = required_string(j, path, "content");
-  t.single_word = bool_field(j, path, "single_word", false);
-  t.lstrip = bool_field(j, path, "lstrip", false);
-  t.rstrip = bool_field(j, path, "rstrip", false);
-  t.normalized = bool_field(j, path, "normalized", true);
-  t.special = bool_field(j, path, "special", false);
+  if (!j.contains("id")) json_error(json_field_path(path, "id"), "missing");
+  t.id = json_token_id(j["id"], json_field_path(path, "id"));
+  t.content = json_string(j, "content", path);
+  t.single_word = json_bool_or(j, "single_word", path, false);
+  t.lstrip = json_bool_or(j, "lstrip", path, false);
+  t.rstrip = json_bool_or(j, "rstrip", path, false);
+  t.normalized = json_bool_or(j, "normalized", path, true);
+  t.special = json_bool_or(j, "special", path, false);
   return t;
 }
 
@@ -78,11 +78,11 @@ std::unique_ptr<TokenizerJson> TokenizerJson::parse(const std::string& json_text
     const size_t bracket = what.find("] ");
     throw TokenizerJsonError("(document): not valid JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
-  require_object(j, "(document)");
-  check_known_keys(j, "", {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "model",
+  json_require_object(j, "(document)");
+  json_check_known_keys(j, "", {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "model",
                            "post_processor", "decoder"});
   std::unique_ptr<TokenizerJson> t(new TokenizerJson());
-  if (!j.contains("model")) field_error("model", "missing");
+  if (!j.contains("model")) json_error("model", "missing");
   t->model_ = make_model(j["model"], "model");
   t->normalizer_ = make_normalizer(member(j, "normalizer"), "normalizer");
   t->pre_tokenizer_ = make_pre_tokenizer(member(j, "pre_tokenizer"), "pre_tokenizer");
@@ -97,7 +97,7 @@ std::unique_ptr<TokenizerJson> TokenizerJson::parse(const std::string& json_text
   // and use its own).
   std::vector<AddedToken> added;
   const nlohmann::json& list = member(j, "added_tokens");
-  if (!list.is_null() && !list.is_array()) field_error("added_tokens", "expected an array");
+  if (!list.is_null() && !list.is_array()) json_error("added_tokens", "expected an array");
   const int model_size = t->model_->vocab_size();
   int max_added = -1;
   for (size_t i = 0; !list.is_null() && i < list.size(); ++i) {
@@ -120,7 +120,7 @@ std::unique_ptr<TokenizerJson> TokenizerJson::parse(const std::string& json_text
       if (t->model_->token_to_id(token.content) >= 0 && t->model_->token_to_id(token.content) != token.id) {
         why = "the vocabulary gives '" + token.content + "' id " + std::to_string(t->model_->token_to_id(token.content));
       }
-      field_error(path + ".id", std::to_string(token.id) + " collides: " + why);
+      json_error(path + ".id", std::to_string(token.id) + " collides: " + why);
     }
     max_added = std::max(max_added, token.id);
     t->added_by_content_[token.content] = token.id;
@@ -131,7 +131,7 @@ std::unique_ptr<TokenizerJson> TokenizerJson::parse(const std::string& json_text
   t->added_ = AddedVocabulary(std::move(added), t->normalizer_.get());
   t->vocab_size_ = model_size;
   for (const auto& [id, content] : t->added_by_id_) t->vocab_size_ = std::max(t->vocab_size_, id + 1);
-  if (t->vocab_size_ == 0) field_error("model.vocab", "empty");
+  if (t->vocab_size_ == 0) json_error("model.vocab", "empty");
   return t;
 }
 
@@ -213,19 +213,19 @@ SpecialIds special_ids_from_config(const TokenizerJson& tok, const std::string& 
     } catch (const nlohmann::json::exception&) {
       throw TokenizerJsonError("(document): not valid JSON");
     }
-    require_object(j, "(document)");
+    json_require_object(j, "(document)");
     // A token as the config spells it: a string, or an AddedToken object {"content": ...}; "" when null/absent.
     const auto content_of = [](const nlohmann::json& v, const std::string& path) -> std::string {
       if (v.is_null()) return "";
       if (v.is_string()) return v.get<std::string>();
-      if (v.is_object()) return required_string(v, path, "content");
-      field_error(path, "expected a string or {\"content\": ...}");
+      if (v.is_object()) return json_string(v, "content", path);
+      json_error(path, "expected a string or {\"content\": ...}");
     };
     const auto lookup = [&](const std::string& key) {
       const std::string token = content_of(member(j, key.c_str()), key);
       if (token.empty()) return -1;
       const int id = tok.token_to_id(token);
-      if (id < 0) field_error(key, "'" + token + "' is not in tokenizer.json's vocabulary");
+      if (id < 0) json_error(key, "'" + token + "' is not in tokenizer.json's vocabulary");
       return id;
     };
     s.bos = lookup("bos_token");
@@ -236,12 +236,12 @@ SpecialIds special_ids_from_config(const TokenizerJson& tok, const std::string& 
     s.cls = lookup("cls_token");
     s.sep = lookup("sep_token");
     const nlohmann::json& extra = member(j, "additional_special_tokens");
-    if (!extra.is_null() && !extra.is_array()) field_error("additional_special_tokens", "expected an array");
+    if (!extra.is_null() && !extra.is_array()) json_error("additional_special_tokens", "expected an array");
     std::unordered_map<std::string, int> extras;
     for (size_t i = 0; !extra.is_null() && i < extra.size(); ++i) {
       const std::string path = "additional_special_tokens[" + std::to_string(i) + "]";
       const std::string token = content_of(extra[i], path);
-      if (tok.token_to_id(token) < 0) field_error(path, "'" + token + "' is not in tokenizer.json's vocabulary");
+      if (tok.token_to_id(token) < 0) json_error(path, "'" + token + "' is not in tokenizer.json's vocabulary");
       extras[token] = tok.token_to_id(token);
     }
     for (int n = 0;; ++n) {  // <extra_id_0>, <extra_id_1>, ... as long as they are listed
