@@ -11,7 +11,10 @@
 #     docker build --target cuda --build-arg CUDA_ARCHITECTURES="80;90" -t lmzoo:cuda .
 #     docker run --rm --gpus all lmzoo:cuda bench --help
 #   The LibTorch zip must be a cxx11-ABI build (Ubuntu's sentencepiece uses that ABI) whose
-#   CUDA version matches CUDA_DEVEL_IMAGE.
+#   CUDA version matches CUDA_DEVEL_IMAGE. The build is docs/building.md's "official zip" one
+#   (tools/build.sh with -DCMAKE_PREFIX_PATH and -DCMAKE_CUDA_ARCHITECTURES). Without Docker or a
+#   GPU, tools/cuda_build_check.sh compiles the same sources, CUDA and NCCL paths included, against
+#   Debian 13's CUDA LibTorch and runs the CPU suite on it.
 #
 # Build with BuildKit (the default since Docker 23): it builds only the stages the chosen
 # target needs, so the default CPU build never downloads the CUDA images.

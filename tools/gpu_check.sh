@@ -12,10 +12,16 @@
 #            alternating, ROUNDS rounds; then bert-base and t5-small (and Hugging Face eager
 #            references for those two when python3 can import transformers)
 #
-# Usage: bash tools/gpu_check.sh [STEP...]     (default: build suite smoke speed)
+# Usage: bash tools/gpu_check.sh [--dry-run] [STEP...]     (default: build suite smoke speed)
+#   --dry-run (or DRY_RUN=1): no GPU needed. Every step runs what it can so that the script's own errors show up
+#            before a GPU is lent: a stand-in nvidia-smi answers the GPU queries (compute capability 9.0), a CPU-only
+#            torch or a missing nvcc is noted instead of refused; suite runs the [cuda] cases (ctest -L cuda), which
+#            must all report themselves skipped; smoke trains on the CPU, its torchrun rank on gloo instead of nccl;
+#            speed times gpt-nano / bert-tiny / t5-small with tiny shapes on the CPU, 1 round of 4 iterations.
+#            tools/cuda_build_check.sh runs it against Debian 13's CUDA LibTorch.
 # Environment:
-#   LIBTORCH_PREFIX  LibTorch's CMake prefix (default: python3 -c 'import torch;print(torch.utils.cmake_prefix_path)';
-#                    for the official zip: /path/libtorch/share/cmake)
+#   LIBTORCH_PREFIX  LibTorch's CMake prefix (default: python3 -c 'import torch;print(torch.utils.cmake_prefix_path)',
+#                    else Debian's /usr/lib/<multiarch>/cmake; for the official zip: /path/libtorch/share/cmake)
 #   PYTHON           the Python with torch (python3)           BUILD_DIR  build folder (/tmp/lmzoo-gpu-build)
 #   DEBS_DIR         Debian .debs to unpack when the system lacks a dependency (.carry/debs)
 #   SYSROOT          where they are unpacked (/tmp/lmzoo-gpu-sysroot)
@@ -35,9 +41,21 @@ DEBS_DIR="$(absolute "${DEBS_DIR:-$ROOT/.carry/debs}")"
 SYSROOT="$(absolute "${SYSROOT:-/tmp/lmzoo-gpu-sysroot}")"
 WORK_DIR="$(absolute "${WORK_DIR:-/tmp/lmzoo-gpu-check}")"
 [ -z "${CORPUS:-}" ] || CORPUS="$(absolute "$CORPUS")"
-ROUNDS="${ROUNDS:-3}"
-SPEED_STEPS="${SPEED_STEPS:-30}"
-SPEED_SKIP="${SPEED_SKIP:-10}"
+DRY="${DRY_RUN:-0}"
+for arg in "$@"; do [ "$arg" = --dry-run ] && DRY=1; done
+if [ "$DRY" = 1 ]; then
+  ROUNDS="${ROUNDS:-1}"
+  SPEED_STEPS="${SPEED_STEPS:-4}"
+  SPEED_SKIP="${SPEED_SKIP:-1}"
+else
+  ROUNDS="${ROUNDS:-3}"
+  SPEED_STEPS="${SPEED_STEPS:-30}"
+  SPEED_SKIP="${SPEED_SKIP:-10}"
+fi
+# Where the smoke and speed steps run, and the backend of the torchrun rank (the CPU and gloo in a dry run).
+DEVICE=cuda
+BACKEND=nccl
+[ "$DRY" = 1 ] && DEVICE=cpu && BACKEND=gloo
 LMZOO="$BUILD_DIR/lmzoo"
 LOGS="$WORK_DIR/logs"
 DEB_PACKAGES="libsentencepiece-dev libsentencepiece0 nlohmann-json3-dev libcxxopts-dev catch2 libonig-dev libonig5 libutf8proc-dev libutf8proc2"
@@ -53,6 +71,14 @@ note() { printf '  %s\n' "$*"; }
 die() {
   printf 'gpu_check: %s\n' "$*" >&2
   exit 2
+}
+# A missing prerequisite: fatal, except in a dry run, where it is noted and the check goes on.
+require() {
+  if [ "$DRY" = 1 ]; then
+    note "(dry run, would stop here) $*"
+  else
+    die "$*"
+  fi
 }
 pass() {
   PASSED+=("$1")
@@ -85,8 +111,30 @@ run_checked() {
 }
 
 # ------------------------------------------------------------------------- a. prerequisites
+# A dry run's nvidia-smi: answers the queries this script makes as if there were one compute capability 9.0 GPU.
+install_nvidia_smi_stand_in() {
+  local bin="$WORK_DIR/dry-run-bin"
+  mkdir -p "$bin" || die "cannot create $bin"
+  cat >"$bin/nvidia-smi" <<'SH'
+#!/bin/sh
+# Written by tools/gpu_check.sh --dry-run: stands in for nvidia-smi on a machine without a GPU.
+case "$*" in
+  *compute_cap*) echo "9.0" ;;
+  *name,memory.total,driver_version*) echo "no GPU (gpu_check.sh --dry-run stand-in), 0 MiB, none" ;;
+  *--query-gpu=name*) echo "no GPU (gpu_check.sh --dry-run stand-in)" ;;
+  *) echo "nvidia-smi stand-in of tools/gpu_check.sh --dry-run: no GPU" ;;
+esac
+SH
+  chmod +x "$bin/nvidia-smi"
+  export PATH="$bin:$PATH"
+}
+
 check_prerequisites() {
   header "prerequisites: LibTorch, CUDA, GPU, compilers"
+  if [ "$DRY" = 1 ]; then
+    install_nvidia_smi_stand_in
+    note "dry run: $(command -v nvidia-smi) stands in for nvidia-smi; smoke and speed run on the CPU"
+  fi
   command -v nvidia-smi >/dev/null || die "nvidia-smi not found: this check needs a machine with an NVIDIA GPU and its driver"
   command -v cmake >/dev/null || die "cmake not found: install CMake >= 3.18"
   command -v c++ >/dev/null || command -v g++ >/dev/null || die "no C++ compiler (c++ / g++) found: install g++"
@@ -94,7 +142,7 @@ check_prerequisites() {
   if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
     export PATH="/usr/local/cuda/bin:$PATH"
   fi
-  command -v nvcc >/dev/null || die "nvcc not found: LibTorch's CMake config needs the CUDA toolkit; install it or put its bin/ on PATH"
+  command -v nvcc >/dev/null || require "nvcc not found: LibTorch's CMake config needs the CUDA toolkit; install it or put its bin/ on PATH"
 
   local torch_prefix
   if [ -n "${LIBTORCH_PREFIX:-}" ]; then
@@ -102,11 +150,17 @@ check_prerequisites() {
   else
     torch_prefix=$("$PY" -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
       die "$PY cannot import torch: pip install torch (a CUDA build), or set LIBTORCH_PREFIX=/path/libtorch/share/cmake"
+    # Debian's python3-torch(-cuda) ships no share/cmake: its LibTorch's config is libtorch(-cuda)-dev's.
+    local debian_prefix
+    debian_prefix="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/cmake"
+    if [ ! -f "$torch_prefix/Torch/TorchConfig.cmake" ] && [ -f "$debian_prefix/Torch/TorchConfig.cmake" ]; then
+      torch_prefix="$debian_prefix"
+    fi
     # lmzoo links the system's sentencepiece, built with the C++11 string ABI; pip wheels before 2.7 used the old one.
     "$PY" -c 'import sys, torch; sys.exit(not torch.compiled_with_cxx11_abi())' ||
       die "this pip torch uses the pre-C++11 ABI (pip wheels before 2.7): install torch >= 2.7, or use the official cxx11-abi zip via LIBTORCH_PREFIX"
     "$PY" -c 'import sys, torch; sys.exit(torch.version.cuda is None)' ||
-      die "this pip torch is a CPU-only build: install a CUDA wheel (pip install torch --index-url https://download.pytorch.org/whl/cu126 or newer)"
+      require "this pip torch is a CPU-only build: install a CUDA wheel (pip install torch --index-url https://download.pytorch.org/whl/cu126 or newer)"
   fi
   [ -f "$torch_prefix/Torch/TorchConfig.cmake" ] ||
     die "no Torch/TorchConfig.cmake under $torch_prefix: LIBTORCH_PREFIX must be LibTorch's CMake prefix (.../share/cmake)"
@@ -210,8 +264,12 @@ build_lmzoo() {
   fi
   grep -m 1 'lmzoo: LibTorch' "$log" | sed 's/^-- /  /'
   if grep -q 'lmzoo: LibTorch .*CUDA 0' "$log"; then
-    fail "build" "configured against a LibTorch without CUDA; see $log"
-    return 1
+    if [ "$DRY" = 1 ]; then
+      note "(dry run, would fail here) configured against a LibTorch without CUDA"
+    else
+      fail "build" "configured against a LibTorch without CUDA; see $log"
+      return 1
+    fi
   fi
   pass "build"
   note "binary: $LMZOO"
@@ -223,16 +281,34 @@ require_binary() {
 
 # ---------------------------------------------------------------------------------- d. suite
 run_suite() {
-  header "suite: ctest -j8 in $BUILD_DIR ([cuda] cases included)"
+  local ctest_args=(--output-on-failure -j8)
+  if [ "$DRY" = 1 ]; then
+    header "suite (dry run): ctest -L cuda in $BUILD_DIR, the [cuda] cases only; each must report itself skipped"
+    ctest_args+=(-L cuda)
+  else
+    header "suite: ctest -j8 in $BUILD_DIR ([cuda] cases included)"
+  fi
   require_binary
   local log="$LOGS/ctest.log"
-  (cd "$BUILD_DIR" && ctest --output-on-failure -j8 </dev/null) >"$log" 2>&1
+  (cd "$BUILD_DIR" && ctest "${ctest_args[@]}" </dev/null) >"$log" 2>&1
   local rc=$?
   grep -E 'tests passed|tests failed|Total Test time' "$log" | sed 's/^/  /'
   if [ "$rc" -ne 0 ]; then
     fail "suite" "see $log"
     grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)\)' "$log" | head -n 30 | sed 's/^/        /'
     return 1
+  fi
+  if [ "$DRY" = 1 ]; then
+    # Without a GPU every [cuda] case must see no CUDA (exit code 4), and there must be some.
+    local run skipped
+    run=$(grep -c -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
+    skipped=$(grep -c '\*\*\*Skipped' "$log")
+    if [ "$run" -eq 0 ] || [ "$skipped" -ne "$run" ]; then
+      fail "suite (dry run)" "$skipped of $run [cuda] cases skipped; see $log"
+      return 1
+    fi
+    pass "suite (dry run): all $run [cuda] cases skipped"
+    return 0
   fi
   # With a GPU present no [cuda] case may report itself skipped (exit code 4: no CUDA seen).
   if grep -q '\*\*\*Skipped' "$log"; then
@@ -303,34 +379,37 @@ smoke_family() {
   rm -rf "$run" "$run.pt"
   run_checked "$name train" "$LMZOO" train --arch "$arch" --data "$data" --out "$run" \
     --n-layer 2 --n-head 2 --d-model 64 --seq-len 64 --batch-size 8 --steps 20 --warmup 2 \
-    --eval-interval 10 --eval-iters 2 --device cuda --precision "$precision" || return 1
-  run_checked "$name eval" "$LMZOO" eval --checkpoint "$run" "${eval_flags[@]}" --device cuda --precision "$precision"
-  run_checked "$name generate" "$LMZOO" generate --checkpoint "$run" "${generate_flags[@]}" --device cuda
+    --eval-interval 10 --eval-iters 2 --device "$DEVICE" --precision "$precision" || return 1
+  run_checked "$name eval" "$LMZOO" eval --checkpoint "$run" "${eval_flags[@]}" --device "$DEVICE" --precision "$precision"
+  run_checked "$name generate" "$LMZOO" generate --checkpoint "$run" "${generate_flags[@]}" --device "$DEVICE"
   run_checked "$name export" "$LMZOO" export --checkpoint "$run" --out "$run.pt"
 }
 
 # One NCCL rank under torchrun (this machine has one GPU) must train to exactly the losses of the same run in one
 # process: the process group, the gradient buckets and the target-count weighting change nothing with one rank;
 # nor does --shard-optimizer (its owner broadcasts and the state gathered for the checkpoint run on the device).
+# (A dry run does the same on the CPU, where the rank's backend is gloo.)
 smoke_nccl() {
   local data="$1" runs="$2"
   local flags=(train --data "$data" --n-layer 2 --n-head 2 --d-model 64 --seq-len 64 --batch-size 8 --steps 20
-               --warmup 2 --eval-interval 10 --eval-iters 2 --device cuda --dropout 0)
-  rm -rf "$runs/nccl-one" "$runs/nccl-rank" "$runs/nccl-sharded"
-  run_checked "nccl one process" "$LMZOO" "${flags[@]}" --out "$runs/nccl-one" || return 1
+               --warmup 2 --eval-interval 10 --eval-iters 2 --device "$DEVICE" --dropout 0)
+  rm -rf "$runs/$BACKEND-one" "$runs/$BACKEND-rank" "$runs/$BACKEND-sharded"
+  run_checked "$BACKEND one process" "$LMZOO" "${flags[@]}" --out "$runs/$BACKEND-one" || return 1
   # The summary lines less what differs between two processes of the same run: the run directory, the peaks.
   local one same='s/"peak_[a-z_]*":[0-9]*,//g; s/"run_dir":"[^"]*",//'
-  one=$(tail -n 1 "$LOGS/nccl_one_process.out" | sed "$same")
+  one=$(tail -n 1 "$LOGS/${BACKEND}_one_process.out" | sed "$same")
   local variant name rank out
   for variant in "" "--shard-optimizer"; do
-    name="nccl 1 rank under torchrun${variant:+ $variant}"
-    out="$runs/nccl-rank"
-    [ -n "$variant" ] && out="$runs/nccl-sharded"
-    run_checked "$name" "$PYTHON" -m torch.distributed.run --nproc_per_node 1 --no_python \
+    name="$BACKEND 1 rank under torchrun${variant:+ $variant}"
+    out="$runs/$BACKEND-rank"
+    [ -n "$variant" ] && out="$runs/$BACKEND-sharded"
+    # tools/torchrun.py: torchrun with its store served without libuv (PyTorch 2.4+ built without it, as Debian 13's,
+    # refuses to start otherwise); -r/-t give torch 1.13's launcher the maps it dereferences (as the tests do).
+    run_checked "$name" "$PY" "$ROOT/tools/torchrun.py" --nproc_per_node 1 --nnodes 1 --no_python -r 9:0 -t 9:0 \
       "$LMZOO" "${flags[@]}" $variant --out "$out" || return 1
     rank=$(tail -n 1 "$LOGS/${name//[^A-Za-z0-9_.-]/_}.out" | sed "$same")
-    if ! grep -q "1 ranks (nccl)" "$LOGS/${name//[^A-Za-z0-9_.-]/_}.err"; then
-      fail "$name: rank named in the first line" "no '1 ranks (nccl)' on stderr"
+    if ! grep -q "1 ranks ($BACKEND)" "$LOGS/${name//[^A-Za-z0-9_.-]/_}.err"; then
+      fail "$name: rank named in the first line" "no '1 ranks ($BACKEND)' on stderr"
     elif [ "$one" != "$rank" ]; then
       fail "$name = one process" "$rank vs $one"
     else
@@ -340,7 +419,7 @@ smoke_nccl() {
 }
 
 smoke() {
-  header "smoke: gpt, bert, t5 x fp32, bf16 on CUDA (train, eval, generate, export)"
+  header "smoke: gpt, bert, t5 x fp32, bf16 on $DEVICE (train, eval, generate, export)"
   require_binary
   local dir="$WORK_DIR/smoke" corpus
   mkdir -p "$dir/runs"
@@ -373,6 +452,7 @@ bench_into() {
 
 # Hugging Face eager reference for bert-base (masked LM) or t5-small (span-corruption lengths 512 -> 114):
 # random token ids, bf16 autocast, fused AdamW, no dropout; prints one JSON line like lmzoo bench.
+# Arguments: ARCH DATA BATCH SEQ STEPS SKIP [DEVICE (cuda)]; on the CPU (a dry run) with the models' small shapes.
 hf_reference() {
   "$PY" - "$@" <<'PY'
 import json, statistics, sys, time
@@ -380,19 +460,23 @@ import torch, transformers
 
 arch, data, batch, seq, steps, skip = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
 vocab = json.load(open(f"{data}/manifest.json"))["vocab_size"]
-dev = torch.device("cuda")
+dev = torch.device(sys.argv[7] if len(sys.argv) > 7 else "cuda")
+cuda = dev.type == "cuda"
+small = {} if cuda else {"num_layers": 2, "num_decoder_layers": 2, "d_model": 64, "d_ff": 128, "num_heads": 2}
 if arch == "bert":
     cfg = transformers.BertConfig(vocab_size=vocab, max_position_embeddings=seq, hidden_dropout_prob=0.0,
-                                  attention_probs_dropout_prob=0.0)
+                                  attention_probs_dropout_prob=0.0,
+                                  **({} if cuda else {"num_hidden_layers": 2, "hidden_size": 128,
+                                                      "num_attention_heads": 2, "intermediate_size": 512}))
     model = transformers.BertForMaskedLM(cfg)
 else:
-    cfg = transformers.T5Config(vocab_size=vocab, dropout_rate=0.0)  # the defaults are t5-small's shape
+    cfg = transformers.T5Config(vocab_size=vocab, dropout_rate=0.0, **small)  # the defaults are t5-small's shape
     model = transformers.T5ForConditionalGeneration(cfg)
 model.to(dev).train()
 decay = [p for p in model.parameters() if p.dim() >= 2]
 rest = [p for p in model.parameters() if p.dim() < 2]
 opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
-                        lr=1e-4, fused=True)
+                        lr=1e-4, fused=cuda)
 g = torch.Generator(device=dev).manual_seed(0)
 
 def batch_inputs():
@@ -400,24 +484,28 @@ def batch_inputs():
     if arch == "bert":
         labels = torch.where(torch.rand(batch, seq, device=dev, generator=g) < 0.15, ids, -100)
         return {"input_ids": ids, "labels": labels}
-    return {"input_ids": ids, "labels": torch.randint(107, vocab, (batch, 114), device=dev, generator=g)}
+    return {"input_ids": ids, "labels": torch.randint(107, vocab, (batch, seq * 114 // 512), device=dev, generator=g)}
+
+def sync():
+    if cuda:
+        torch.cuda.synchronize()
 
 times = []
 for _ in range(steps):
-    torch.cuda.synchronize()
+    sync()
     t0 = time.perf_counter()
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+    with torch.autocast(dev.type, dtype=torch.bfloat16):
         loss = model(**batch_inputs()).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
     opt.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
+    sync()
     times.append(time.perf_counter() - t0)
 ms = statistics.median(times[skip:]) * 1e3
 print(json.dumps({"reference": f"transformers {transformers.__version__} eager", "ms_per_iter_median": ms,
                   "ms_per_iter_min": min(times[skip:]) * 1e3, "tokens_per_s": batch * seq / (ms / 1e3),
-                  "iters_timed": steps - skip, "peak_memory_bytes": torch.cuda.max_memory_allocated()}))
+                  "iters_timed": steps - skip, "peak_memory_bytes": torch.cuda.max_memory_allocated() if cuda else 0}))
 PY
 }
 
@@ -470,35 +558,51 @@ speed() {
   require_binary
   local dir="$WORK_DIR/speed" corpus data r
   local steps=(--steps "$SPEED_STEPS" --skip "$SPEED_SKIP") iters=(--iters "$SPEED_STEPS" --skip "$SPEED_SKIP")
+  # The programs' shapes: GPT-2 124M, bert-base and t5-small at 512 tokens; a dry run's are tiny, on the CPU.
+  local gpt=(--preset gpt2 --batch-size 16) reference=(--batch-size 16) bert=(--preset bert-base --seq-len 512)
+  local t5=(--preset t5-small --seq-len 512) encoder_batch=32 encoder_seq=512 vocab=8000 bytes=4000000
+  if [ "$DRY" = 1 ]; then
+    gpt=(--preset gpt-nano --batch-size 4)
+    reference=(--batch-size 4 --n-layer 4 --n-head 4 --d-model 128 --seq-len 64 --device cpu --log-interval 0)
+    bert=(--preset bert-tiny --seq-len 64) t5=(--preset t5-small --seq-len 64) encoder_batch=4 encoder_seq=64
+    vocab=2000 bytes=1000000
+    note "dry run: gpt-nano, bert-tiny and t5-small at 64 tokens on the CPU stand in the gpt2, bert-base and t5-small rows"
+  fi
   mkdir -p "$dir"
   rm -f "$dir"/*.jsonl
-  corpus=$(corpus_for "$dir" 4000000)
+  corpus=$(corpus_for "$dir" "$bytes")
   note "corpus: $corpus"
-  tokenize_and_prepare "speed" "$dir" "$corpus" 8000 || return 1
+  tokenize_and_prepare "speed" "$dir" "$corpus" "$vocab" || return 1
   data="$dir/data"
-  local have_torch=1 have_hf=0
-  "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || have_torch=0
+  local have_torch=1 have_hf=0 torch_check='import torch; assert torch.cuda.is_available()'
+  [ "$DRY" = 1 ] && torch_check='import torch'
+  "$PY" -c "$torch_check" 2>/dev/null || have_torch=0
   [ "$have_torch" = 1 ] && "$PY" -c 'import transformers' 2>/dev/null && have_hf=1
   [ "$have_torch" = 1 ] || note "($PY has no CUDA torch: the PyTorch references are skipped)"
+  [ "$have_torch" = 1 ] && [ "$have_hf" = 0 ] && note "($PY cannot import transformers: the Hugging Face references are skipped)"
+  local have_compile=1
+  "$PY" -c 'import sys, torch; sys.exit(not hasattr(torch, "compile"))' 2>/dev/null || have_compile=0
+  [ "$have_torch" = 1 ] && [ "$have_compile" = 0 ] && note "($PY has torch < 2.0, no torch.compile: the compiled reference is skipped)"
 
   for r in $(seq "$ROUNDS"); do
     note "round $r"
-    bench_into "speed gpt2 lmzoo r$r" "$dir/gpt2_lmzoo.jsonl" "$LMZOO" bench --preset gpt2 --data "$data" \
-      --device cuda --precision bf16 --batch-size 16 "${steps[@]}" --json
+    bench_into "speed gpt2 lmzoo r$r" "$dir/gpt2_lmzoo.jsonl" "$LMZOO" bench "${gpt[@]}" --data "$data" \
+      --device "$DEVICE" --precision bf16 "${steps[@]}" --json
     [ "$have_torch" = 1 ] || continue
     bench_into "speed gpt2 eager r$r" "$dir/gpt2_eager.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" --data "$data" \
-      --batch-size 16 "${iters[@]}" --json
+      "${reference[@]}" "${iters[@]}" --json
+    [ "$have_compile" = 1 ] || continue
     bench_into "speed gpt2 compiled r$r" "$dir/gpt2_compiled.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" \
-      --data "$data" --batch-size 16 "${iters[@]}" --compile --json
+      --data "$data" "${reference[@]}" "${iters[@]}" --compile --json
   done
-  bench_into "speed bert-base lmzoo" "$dir/bert_lmzoo.jsonl" "$LMZOO" bench --preset bert-base --data "$data" \
-    --seq-len 512 --device cuda --precision bf16 --batch-size 32 "${steps[@]}" --json
+  bench_into "speed bert-base lmzoo" "$dir/bert_lmzoo.jsonl" "$LMZOO" bench "${bert[@]}" --data "$data" \
+    --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed bert-base transformers" "$dir/bert_hf.jsonl" \
-    hf_reference bert "$data" 32 512 "$SPEED_STEPS" "$SPEED_SKIP"
-  bench_into "speed t5-small lmzoo" "$dir/t5_lmzoo.jsonl" "$LMZOO" bench --preset t5-small --data "$data" \
-    --seq-len 512 --device cuda --precision bf16 --batch-size 32 "${steps[@]}" --json
+    hf_reference bert "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
+  bench_into "speed t5-small lmzoo" "$dir/t5_lmzoo.jsonl" "$LMZOO" bench "${t5[@]}" --data "$data" \
+    --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed t5-small transformers" "$dir/t5_hf.jsonl" \
-    hf_reference t5 "$data" 32 512 "$SPEED_STEPS" "$SPEED_SKIP"
+    hf_reference t5 "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
 
   header "speed: medians over rounds ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1))"
   speed_table "$dir"
@@ -513,7 +617,8 @@ summary() {
 }
 
 main() {
-  local steps=("$@") s
+  local steps=() s
+  for s in "$@"; do [ "$s" = --dry-run ] || steps+=("$s"); done  # (--dry-run was read at the top)
   [ ${#steps[@]} -eq 0 ] && steps=(build suite smoke speed)
   for s in "${steps[@]}"; do
     case "$s" in
