@@ -1,5 +1,5 @@
-// Loads liblmzoo_spm.so with dlopen(RTLD_LOCAL) next to the executable, at the build-time path, or through the
-// library search path, and forwards to its entry points. RTLD_DEEPBIND is added only where it is needed: a
+// Loads liblmzoo_spm.so with dlopen(RTLD_LOCAL) where an installed package says it lies, next to the executable,
+// at the build-time path, beside an installed lmzoo binary, or through the library search path, and forwards to its entry points. RTLD_DEEPBIND is added only where it is needed: a
 // libsentencepiece with its own protobuf in a process that already holds a shared libprotobuf (Debian 12).
 #include "data/sentencepiece_bridge.h"
 
@@ -15,6 +15,7 @@
 
 #include "lmzoo_build_config.h"
 #include "lmzoo_build_paths.h"
+#include "lmzoo_install_paths.h"
 
 namespace lmzoo {
 
@@ -24,6 +25,12 @@ struct Bridge {
   SpmNewProcessorFn new_processor = nullptr;
   SpmTrainFn train = nullptr;
 };
+
+// Set before main() by a program built against the installed package (lmzoo-config.cmake); empty otherwise.
+std::string& installed_bridge_path() {
+  static std::string path;
+  return path;
+}
 
 std::string executable_dir() {
   std::error_code ec;
@@ -58,7 +65,8 @@ const Bridge& bridge() {
     std::string errors;
     void* handle = nullptr;
     for (const std::string& candidate :
-         {executable_dir() + "/" + name, std::string(LMZOO_SPM_BRIDGE_PATH), executable_dir() + "/../lib/" + name, name}) {
+         {installed_bridge_path(), executable_dir() + "/" + name, std::string(LMZOO_SPM_BRIDGE_PATH),
+          executable_dir() + "/../" + LMZOO_INSTALL_LIBDIR + "/" + name, name}) {
       if (candidate.empty() || (candidate != name && !std::filesystem::exists(candidate))) continue;
       handle = dlopen(candidate.c_str(), bridge_dlopen_flags());
       if (handle) break;
@@ -81,3 +89,5 @@ std::string spm_train(const SpmArgs& args, const std::vector<std::string>& sente
 }
 
 }  // namespace lmzoo
+
+extern "C" void lmzoo_use_sentencepiece_bridge_at(const char* path) { lmzoo::installed_bridge_path() = path; }

@@ -20,7 +20,7 @@
 
 #include "data/corpus.h"
 #include "data/tokenizer.h"
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "token shards are little-endian; this host is not");
 

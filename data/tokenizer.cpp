@@ -19,7 +19,7 @@
 #include "data/corpus.h"
 #include "data/sentencepiece_bridge.h"
 #include "data/tokenizer_backend.h"
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 namespace fs = std::filesystem;
 

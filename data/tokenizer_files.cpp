@@ -1,4 +1,4 @@
-// Tokenizer files in memory: read whole, written durably (train/durable_io.h), or placed in a temporary directory.
+// Tokenizer files in memory: read whole, written durably (data/durable_io.h), or placed in a temporary directory.
 #include "data/tokenizer_files.h"
 
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 namespace fs = std::filesystem;
 

@@ -19,11 +19,12 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
     return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
   };
   word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.padded_vocab(), d));
-  if (config.position == Position::kLearned) {
+  const PositionScheme positions = position_scheme(config.position);
+  if (positions.learned_table) {
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
   }
-  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
-  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, true, position_tables));
+  if (positions.fixed_tables) position_tables = register_module("position_tables", PositionTables(config));
+  if (positions.score_bias) attn_bias = register_module("attn_bias", AttentionBias(config, true, position_tables));
   token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
   emb_ln = register_module("emb_ln", make_norm(config));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
@@ -60,10 +61,9 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be (B, T), got ", input_ids.sizes());
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   TORCH_CHECK(T <= config_.max_seq_len, "sequence length ", T, " exceeds the model's maximum ", config_.max_seq_len);
-  auto x = word_embeddings(input_ids);  // (B, T, C)
-  if (position_embeddings) x = x + position_embeddings->weight.slice(0, 0, T);  // (T, C) broadcast over B
-  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
-  if (config_.position == Position::kSinusoidal) x = add_sinusoidal(x, position_tables->sinusoid, 0, std::sqrt(double(config_.d_model)));
+  // (B, T, C). Vaswani et al.: a sinusoid is added to token embeddings scaled by sqrt(C).
+  auto x = add_position_encoding(config_.position, word_embeddings(input_ids), position_embeddings, position_tables, 0,
+                                 std::sqrt(double(config_.d_model)));
   if (token_type_ids.defined()) {
     TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
                 input_ids.sizes(), ", got ", token_type_ids.sizes());

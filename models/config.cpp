@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "models/json_fields.h"
+#include "models/layers/positions.h"
 
 namespace lmzoo {
 
@@ -72,6 +73,23 @@ void ModelConfig::check_ranges() const {
   require(dropout >= 0.0 && dropout < 1.0, "dropout must be in [0, 1), got " + std::to_string(dropout));
   require(norm_eps > 0.0 && norm_eps <= 1.0, "norm_eps must be in (0, 1], got " + std::to_string(norm_eps));
   require(rope_base > 1.0 && rope_base <= lim::kMaxRopeBase, "rope_base must be in (1, 1e12], got " + std::to_string(rope_base));
+}
+
+bool ModelConfig::positions_from_table() const { return position_scheme(position).bounded_by_table; }
+
+void to_json(nlohmann::json& j, const ModelConfig& config) {
+  j = nlohmann::json::object();
+#define LMZOO_MODEL_FIELD_TO_JSON(type, name, default_value, flag, shape, help) j[#name] = config.name;
+  LMZOO_MODEL_CONFIG_FIELDS(LMZOO_MODEL_FIELD_TO_JSON)
+#undef LMZOO_MODEL_FIELD_TO_JSON
+}
+
+void from_json(const nlohmann::json& j, ModelConfig& config) {
+  const ModelConfig defaults;
+#define LMZOO_MODEL_FIELD_FROM_JSON(type, name, default_value, flag, shape, help) \
+  config.name = j.value(#name, defaults.name);
+  LMZOO_MODEL_CONFIG_FIELDS(LMZOO_MODEL_FIELD_FROM_JSON)
+#undef LMZOO_MODEL_FIELD_FROM_JSON
 }
 
 int64_t ModelConfig::ff_dim() const {

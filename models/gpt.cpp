@@ -11,11 +11,10 @@ namespace lmzoo {
 GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
   config_.validate();
   wte = register_module("wte", torch::nn::Embedding(config.padded_vocab(), config.d_model));
-  if (config.position == Position::kLearned) {
-    wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
-  }
-  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
-  if (config.position_bias()) attn_bias = register_module("attn_bias", AttentionBias(config, false, position_tables));
+  const PositionScheme positions = position_scheme(config.position);
+  if (positions.learned_table) wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
+  if (positions.fixed_tables) position_tables = register_module("position_tables", PositionTables(config));
+  if (positions.score_bias) attn_bias = register_module("attn_bias", AttentionBias(config, false, position_tables));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.n_layer; ++i) h->push_back(TransformerBlock(config, position_tables));
@@ -56,10 +55,8 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   const int64_t P = cache && !cache->empty() ? (*cache)[0].length() : 0;
   TORCH_CHECK(P + T <= config_.max_seq_len, "sequence length ", P + T, " exceeds the model's context length ",
               config_.max_seq_len);
-  auto x = wte(idx);  // (B, T, C)
-  if (wpe) x = x + wpe->weight.slice(0, P, P + T);  // (T, C) broadcast over B
-  // Vaswani et al.: token embeddings scaled by sqrt(C), then the table.
-  if (config_.position == Position::kSinusoidal) x = add_sinusoidal(x, position_tables->sinusoid, P, std::sqrt(double(config_.d_model)));
+  // (B, T, C). Vaswani et al.: a sinusoid is added to token embeddings scaled by sqrt(C).
+  auto x = add_position_encoding(config_.position, wte(idx), wpe, position_tables, P, std::sqrt(double(config_.d_model)));
   x = emb_dropout(x);
   // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
   auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);

@@ -28,10 +28,8 @@ const ModelConfig& AnyModel::config() const {
   return visit([](const auto& m) -> const ModelConfig& { return m->config(); });
 }
 
-ModelKind AnyModel::kind() const {
-  return visit(Overloaded{[](const GPT&) { return ModelKind::kGpt; }, [](const Bert&) { return ModelKind::kBert; },
-                          [](const BertClassifier&) { return ModelKind::kBertClassifier; },
-                          [](const T5&) { return ModelKind::kT5; }});
+std::string family_name(const ModelConfig& config) {
+  return config.arch == Arch::kBert && !config.labels.empty() ? "bert-classifier" : enum_name(config.arch);
 }
 
 }  // namespace lmzoo

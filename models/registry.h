@@ -16,20 +16,8 @@
 
 namespace lmzoo {
 
-// The families, in the order of ModelVariant's alternatives.
-enum class ModelKind { kGpt, kBert, kBertClassifier, kT5 };
-
-template <>
-struct EnumTable<ModelKind> {
-  static constexpr const char* what = "model kind";
-  static constexpr EnumEntry<ModelKind> entries[] = {
-      {ModelKind::kGpt, "gpt", "decoder-only language model"},
-      {ModelKind::kBert, "bert", "encoder with a masked-LM head"},
-      {ModelKind::kBertClassifier, "bert-classifier", "encoder with a sequence-classification head"},
-      {ModelKind::kT5, "t5", "encoder-decoder"},
-  };
-};
-
+// The module of each family (Arch, models/model_enums.h): gpt, bert (a BertClassifier when the config has labels),
+// t5.
 using ModelVariant = std::variant<GPT, Bert, BertClassifier, T5>;
 
 // A callable from lambdas, one per family: std::visit(Overloaded{[](const GPT&) {...}, ...}, variant).
@@ -39,6 +27,9 @@ struct Overloaded : Ts... {
 };
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// "gpt", "bert", "bert-classifier" (a bert with labels) or "t5": the family as messages name it.
+std::string family_name(const ModelConfig& config);
 
 class AnyModel {
  public:
@@ -57,12 +48,13 @@ class AnyModel {
   template <typename M>
   M as() const {
     if (const M* m = std::get_if<M>(&model_)) return *m;
-    throw std::logic_error("the model is a " + enum_name(kind()) + ", not the family asked for");
+    throw std::logic_error("the model is a " + family_name(config()) + ", not the family asked for");
   }
 
   std::shared_ptr<torch::nn::Module> module() const;
   const ModelConfig& config() const;
-  ModelKind kind() const;
+  Arch arch() const { return config().arch; }
+  bool is_classifier() const { return is<BertClassifier>(); }
 
  private:
   ModelVariant model_;

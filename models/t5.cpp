@@ -8,9 +8,9 @@
 
 namespace lmzoo {
 
-T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(decoder) {
-  // T5's token embeddings are N(0, 1) already: a sinusoidal table is added unscaled.
-  if (position_tables_needed(config)) position_tables = register_module("position_tables", PositionTables(config));
+T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(decoder), position_(config.position) {
+  const PositionScheme positions = position_scheme(config.position);
+  if (positions.fixed_tables) position_tables = register_module("position_tables", PositionTables(config));
   h = register_module("h", torch::nn::ModuleList());
   const int64_t n = decoder ? config.decoder_layers() : config.n_layer;
   for (int64_t i = 0; i < n; ++i) {
@@ -20,15 +20,16 @@ T5StackImpl::T5StackImpl(const ModelConfig& config, bool decoder) : decoder_(dec
       h->push_back(TransformerBlock(config, position_tables));
     }
   }
-  if (config.position == Position::kRelative) {
+  // A score bias is one module per stack. HF's T5 names its relative table stack.rel_bias (no AttentionBias around
+  // it): that layout is kept for that scheme.
+  if (positions.score_bias && config.position == Position::kRelative) {
     rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
                                                                 config.relative_max_distance, !decoder));
+  } else if (positions.score_bias) {
+    attn_bias = register_module("attn_bias", AttentionBias(config, !decoder, position_tables));
   }
-  if (config.position == Position::kAlibi) attn_bias = register_module("attn_bias", AttentionBias(config, !decoder, position_tables));
-  if (config.position == Position::kLearned) {
-    wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
-  }
-  table_length_ = config.positions_from_table() ? config.max_seq_len : 0;
+  if (positions.learned_table) wpe = register_module("wpe", torch::nn::Embedding(config.max_seq_len, config.d_model));
+  table_length_ = positions.bounded_by_table ? config.max_seq_len : 0;
   if (config.final_norm) ln_f = register_module("ln_f", make_norm(config));
   dropout = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
@@ -42,10 +43,8 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
   torch::Tensor position_bias = rel_bias    ? rel_bias(T, P + T, P)
                                 : attn_bias ? attn_bias(T, P + T, P, x.device())
                                             : torch::Tensor();
-  auto y = x;
-  if (wpe) y = y + wpe->weight.slice(0, P, P + T);                                          // (T, C) over B
-  if (position_tables && position_tables->sinusoid.defined()) y = add_sinusoidal(y, position_tables->sinusoid, P, 1.0);                        // (T, C) over B
-  y = dropout(y);
+  // T5's token embeddings are N(0, 1) already: a sinusoid is added unscaled.
+  auto y = dropout(add_position_encoding(position_, x, wpe, position_tables, P, 1.0));  // (B, T, C)
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {
       y = h->at<TransformerBlockImpl>(i).forward(y, {blocked, false}, nullptr, position_bias);

@@ -54,6 +54,7 @@ class T5StackImpl : public torch::nn::Module {
 
  private:
   bool decoder_;
+  Position position_;       // the config's scheme (add_position_encoding)
   int64_t table_length_;    // positions a table-based scheme (learned, sinusoidal, rope) covers; 0: no limit
 };
 TORCH_MODULE(T5Stack);

@@ -36,15 +36,14 @@ TrainBatch batch_for(const AnyModel& model) {
   b.input_ids = torch::randint(5, 99, {B, T}, torch::kLong);
   b.attention_mask = torch::ones({B, T}, torch::kLong);
   b.attention_mask.index_put_({1, torch::indexing::Slice(8, T)}, 0);
-  const ModelKind kind = model.kind();
-  if (kind == ModelKind::kGpt) {
+  if (model.arch() == Arch::kGpt) {
     b.attention_mask = torch::Tensor();
     b.labels = torch::randint(5, 99, {B, T}, torch::kLong);
-  } else if (kind == ModelKind::kBert) {
+  } else if (model.arch() == Arch::kBert && !model.is_classifier()) {
     b.token_type_ids = torch::zeros({B, T}, torch::kLong);
     b.labels = torch::full({B, T}, -1, torch::kLong);
     b.labels.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, 6)}, 42);
-  } else if (kind == ModelKind::kBertClassifier) {
+  } else if (model.is_classifier()) {
     b.token_type_ids = torch::zeros({B, T}, torch::kLong);
     b.labels = torch::tensor({0, 1, 0}, torch::kLong);
   } else {  // t5

@@ -60,7 +60,6 @@ TEST_CASE("every closed set has one table whose names round-trip and list themse
   check_json<Schedule>("cosine|linear|constant");
   check_table<TokenizerType>("bpe|unigram|char");
   check_json<TokenizerKind>("sentencepiece|gpt2-bpe|wordpiece|tokenizer-json");  // serialized tokenizer blobs hold them
-  check_table<ModelKind>("gpt|bert|bert-classifier|t5");
   check_table<hf::SplitBehavior>("Removed|Isolated|MergedWithPrevious|MergedWithNext|Contiguous");  // tokenizer.json spellings
 }
 

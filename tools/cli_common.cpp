@@ -80,25 +80,6 @@ void require_option(const cxxopts::ParseResult& result, const std::string& name)
   if (!result.count(name)) throw UsageError("--" + name + " is required");
 }
 
-void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint) {
-  const auto manifest = read_manifest(data_dir);
-  const std::string data_hash = manifest.value("tokenizer_hash", "");
-  if (data_hash != tokenizer.hash()) {
-    throw std::runtime_error("data in " + data_dir + " was prepared with a different tokenizer than " + checkpoint +
-                             " (re-run lmzoo prepare with that checkpoint's tokenizer)");
-  }
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + " is a directory, not a text file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 int max_threads() { return 4 * int(std::max(1u, std::thread::hardware_concurrency())); }
 
 int thread_option(const cxxopts::ParseResult& result, int min) {
@@ -122,20 +103,6 @@ int64_t option_between(const cxxopts::ParseResult& result, const std::string& na
                      std::to_string(value));
   }
   return value;
-}
-
-void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
-                            const std::string& what) {
-  require_fits(estimate_memory(model, workload), device_memory_capacity_bytes(device), what,
-               device.is_cuda() ? device.str() : "this machine");
-}
-
-CheckpointInfo open_checkpoint(const std::string& path) {
-  try {
-    return read_checkpoint(path);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("checkpoint " + path + " is corrupt: " + e.what());
-  }
 }
 
 void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name) {

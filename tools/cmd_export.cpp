@@ -10,7 +10,7 @@
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 #include "train/hf_interchange.h"
 
 namespace lmzoo {
@@ -49,7 +49,7 @@ void check_writable_file(const std::string& out) {
 }
 
 // Writes the TorchScript module of INFO to OUT: serialized straight into a hidden sibling of OUT, which is fsynced
-// and renamed over it (train/durable_io.h); a full disk leaves OUT as it was.
+// and renamed over it (data/durable_io.h); a full disk leaves OUT as it was.
 void export_torchscript(const CheckpointInfo& info, const std::string& out) {
   ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
   replace_file_durably(out, [&exported](DurableFile& file) {

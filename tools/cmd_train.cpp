@@ -41,6 +41,26 @@ std::shared_ptr<cxxopts::Value> value_with_default(const T& value) {
   }
 }
 
+// A model field's flag value: enums by their table names, booleans with an implicit "true" (--bias, --bias=false).
+template <typename T>
+std::shared_ptr<cxxopts::Value> model_flag_value() {
+  if constexpr (std::is_enum_v<T>) {
+    return cxxopts::value<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return cxxopts::value<bool>()->implicit_value("true");
+  } else {
+    return cxxopts::value<T>();
+  }
+}
+
+// Every ModelConfig field with a flag (models/model_fields.h), in the table's order.
+void add_model_field_options(cxxopts::OptionAdder&& add) {
+#define LMZOO_MODEL_FIELD_OPTION(type, name, default_value, flag, shape, help) \
+  if (*flag) add(flag, help, model_flag_value<type>());
+  LMZOO_MODEL_CONFIG_FIELDS(LMZOO_MODEL_FIELD_OPTION)
+#undef LMZOO_MODEL_FIELD_OPTION
+}
+
 void add_model_options(cxxopts::Options& options) {
   options.add_options("Model")
       ("arch", "architecture: " + enum_help<Arch>() + "; default: the preset's or config's, else gpt",
@@ -48,25 +68,8 @@ void add_model_options(cxxopts::Options& options) {
       ("objective", enum_help<Objective>() + "; default: causal (gpt), mlm (bert), span (t5), seq2seq (t5 on "
                     "prepared pairs), classify (with --init RUN_DIR)", cxxopts::value<std::string>())
       ("preset", "named preset (see lmzoo presets); default gpt-nano, bert-tiny for --arch bert, t5-small for --arch t5", cxxopts::value<std::string>())
-      ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>())
-      ("n-layer", "number of blocks (t5: both stacks unless --n-decoder-layer is given)", cxxopts::value<int64_t>())
-      ("n-decoder-layer", "t5: decoder blocks", cxxopts::value<int64_t>())
-      ("n-head", "attention heads (t5: head size becomes d_model / n_head)", cxxopts::value<int64_t>())
-      ("d-model", "model width (the feed-forward width is derived again unless --d-ff is given; t5: head size d_model / n_head)", cxxopts::value<int64_t>())
-      ("seq-len", "context length (t5: encoder input length of span corruption, prefix window, pair cut-off)", cxxopts::value<int64_t>())
-      ("n-kv-heads", "key/value heads: grouped-query attention (must divide n_head; 1: multi-query; default n_head)", cxxopts::value<int64_t>())
-      ("d-ff", "feed-forward width (default 4 * d_model; 8/3 * d_model rounded up to 64 for swiglu|geglu)", cxxopts::value<int64_t>())
-      ("position", enum_choices<Position>() + " (t5: relative)", cxxopts::value<std::string>())
-      ("rope-base", "rope: frequency base", cxxopts::value<double>())
-      ("norm", enum_choices<NormKind>(), cxxopts::value<std::string>())
-      ("norm-position", enum_help<NormPosition>(), cxxopts::value<std::string>())
-      ("norm-eps", "epsilon of the norms", cxxopts::value<double>())
-      ("final-norm", "a norm after the last block (--final-norm=false: none)", cxxopts::value<bool>()->implicit_value("true"))
-      ("activation", enum_choices<Activation>(), cxxopts::value<std::string>())
-      ("tie-embeddings", "output head shares the token embeddings (--tie-embeddings=false: untied)", cxxopts::value<bool>()->implicit_value("true"))
-      ("vocab-multiple", "pad embedding and output rows to a multiple of this (e.g. 64) for speed; the vocabulary stays the tokenizer's", cxxopts::value<int64_t>())
-      ("dropout", "attention, residual and embedding dropout probability", cxxopts::value<double>())
-      ("bias", "biases in linear layers and norms (--bias=false: none)", cxxopts::value<bool>()->implicit_value("true"));
+      ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>());
+  add_model_field_options(options.add_options("Model"));
 }
 
 void add_data_options(cxxopts::Options& options) {
@@ -146,11 +149,14 @@ bool has_init_checkpoint(const cxxopts::ParseResult& r) {
 
 // The flags that change a model's shape or layers (rejected when fine-tuning an --init checkpoint).
 const std::vector<std::string>& model_shape_flags() {
-  static const std::vector<std::string> flags = {
-      "preset",   "config",   "n-layer",    "n-decoder-layer", "n-head",         "n-kv-heads",
-      "d-model",  "d-ff",     "seq-len",    "position",        "rope-base",      "norm",
-      "norm-position", "norm-eps", "final-norm", "activation", "tie-embeddings", "vocab-multiple",
-      "bias"};
+  static const std::vector<std::string> flags = [] {
+    std::vector<std::string> out = {"preset", "config"};
+#define LMZOO_MODEL_SHAPE_FLAG(type, name, default_value, flag, shape, help) \
+  if (shape) out.push_back(flag);
+    LMZOO_MODEL_CONFIG_FIELDS(LMZOO_MODEL_SHAPE_FLAG)
+#undef LMZOO_MODEL_SHAPE_FLAG
+    return out;
+  }();
   return flags;
 }
 
@@ -184,25 +190,11 @@ void apply_model_flags(const cxxopts::ParseResult& r, ModelConfig& model) {
 // Each model flag given sets its field as it is (no derived sizes): what apply_model_flags ends with, and what a
 // resumed run's config is compared with.
 void override_model_fields(const cxxopts::ParseResult& r, ModelConfig& model) {
-  override_from(r, "n-decoder-layer", model.n_decoder_layer);
-  override_from(r, "n-layer", model.n_layer);
-  override_from(r, "n-head", model.n_head);
-  override_from(r, "n-kv-heads", model.n_kv_heads);
-  override_from(r, "d-model", model.d_model);
-  override_from(r, "d-ff", model.d_ff);
-  override_from(r, "seq-len", model.max_seq_len);
-  override_from(r, "position", model.position);
-  override_from(r, "rope-base", model.rope_base);
-  override_from(r, "norm", model.norm);
-  override_from(r, "norm-position", model.norm_position);
-  override_from(r, "norm-eps", model.norm_eps);
-  override_from(r, "final-norm", model.final_norm);
-  override_from(r, "activation", model.activation);
-  override_from(r, "tie-embeddings", model.tie_embeddings);
-  override_from(r, "vocab-multiple", model.vocab_multiple);
-  override_from(r, "dropout", model.dropout);
-  override_from(r, "bias", model.bias);
-  override_from(r, "init", model.init);
+#define LMZOO_OVERRIDE_MODEL_FIELD(type, name, default_value, flag, shape, help) \
+  if (*flag) override_from(r, flag, model.name);
+  LMZOO_MODEL_CONFIG_FIELDS(LMZOO_OVERRIDE_MODEL_FIELD)
+#undef LMZOO_OVERRIDE_MODEL_FIELD
+  override_from(r, "init", model.init);  // --init: a scheme here (a checkpoint path takes another route)
 }
 
 ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t tokenizer_vocab) {

@@ -12,7 +12,7 @@
 
 #include "data/tokenizer.h"
 #include "models/torch_compat.h"
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 #include "train/fault_points.h"
 #include "train/weights_check.h"
 

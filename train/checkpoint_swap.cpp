@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 #include "train/fault_points.h"
 
 namespace lmzoo {

@@ -9,7 +9,7 @@
 #include "data/hf_tokenizer/tokenizer_json_writer.h"
 #include "data/tokenizer.h"
 #include "models/memory_estimate.h"
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 namespace lmzoo {
 

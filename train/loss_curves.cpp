@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 #include "train/svg_chart.h"
 
 namespace lmzoo {

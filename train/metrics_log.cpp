@@ -1,4 +1,4 @@
-// metrics.jsonl writer (train/durable_io.h's AppendFile), and its cut back to a resumed step.
+// metrics.jsonl writer (data/durable_io.h's AppendFile), and its cut back to a resumed step.
 #include "train/metrics_log.h"
 
 #include <fstream>

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 namespace lmzoo {
 

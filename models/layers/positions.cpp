@@ -68,31 +68,79 @@ std::vector<double> alibi_slopes(int64_t n_head) {
   return slopes;
 }
 
+PositionScheme position_scheme(Position position) {
+  PositionScheme s;
+  switch (position) {
+    case Position::kLearned:
+      s.learned_table = s.bounded_by_table = true;
+      return s;
+    case Position::kSinusoidal:
+    case Position::kRope:
+      s.fixed_tables = s.bounded_by_table = true;
+      return s;
+    case Position::kAlibi:
+      s.fixed_tables = s.score_bias = true;
+      return s;
+    case Position::kRelative:
+      s.score_bias = true;
+      return s;
+    case Position::kNone:
+      return s;
+  }
+  throw std::logic_error("position outside its table");
+}
+
+torch::Tensor add_position_encoding(Position position, const torch::Tensor& x, const torch::nn::Embedding& table,
+                                    const PositionTables& tables, int64_t offset, double sinusoid_scale) {
+  const int64_t T = x.size(1);
+  switch (position) {
+    case Position::kLearned: return x + table->weight.slice(0, offset, offset + T);  // (T, C) broadcast over B
+    case Position::kSinusoidal: return add_sinusoidal(x, tables->sinusoid, offset, sinusoid_scale);
+    case Position::kRope:
+    case Position::kAlibi:
+    case Position::kRelative:
+    case Position::kNone: return x;
+  }
+  throw std::logic_error("position outside its table");
+}
+
 PositionTablesImpl::PositionTablesImpl(const ModelConfig& config) {
-  if (config.position == Position::kSinusoidal) {
-    sinusoid = register_buffer("sinusoid", sinusoidal_table(config.max_seq_len, config.d_model));
-  }
-  if (config.position == Position::kRope) {
-    const RotaryTables tables = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
-    rotary.cos = register_buffer("rope_cos", tables.cos);
-    rotary.sin = register_buffer("rope_sin", tables.sin);
-  }
-  if (config.position == Position::kAlibi) {
-    alibi_slopes = register_buffer(
-        "alibi_slopes", torch::tensor(lmzoo::alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat));  // (nh,)
+  switch (config.position) {
+    case Position::kSinusoidal:
+      sinusoid = register_buffer("sinusoid", sinusoidal_table(config.max_seq_len, config.d_model));
+      break;
+    case Position::kRope: {
+      const RotaryTables tables = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
+      rotary.cos = register_buffer("rope_cos", tables.cos);
+      rotary.sin = register_buffer("rope_sin", tables.sin);
+      break;
+    }
+    case Position::kAlibi:
+      alibi_slopes = register_buffer(
+          "alibi_slopes", torch::tensor(lmzoo::alibi_slopes(config.n_head), torch::kDouble).to(torch::kFloat));  // (nh,)
+      break;
+    case Position::kLearned:
+    case Position::kRelative:
+    case Position::kNone: break;  // no fixed table
   }
 }
 
 AttentionBiasImpl::AttentionBiasImpl(const ModelConfig& config, bool bidirectional, const PositionTables& tables) {
-  if (config.position == Position::kRelative) {
-    rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
-                                                                config.relative_max_distance, bidirectional));
-  } else {
-    TORCH_CHECK(config.position == Position::kAlibi, "AttentionBias is for position alibi or relative, not ",
-                enum_name(config.position));
-    TORCH_CHECK(tables && tables->alibi_slopes.defined(), "alibi needs the model's position tables");
-    slopes_ = tables->alibi_slopes;  // shares the buffer: it moves with the model
+  switch (config.position) {
+    case Position::kRelative:
+      rel_bias = register_module("rel_bias", RelativePositionBias(config.n_head, config.relative_buckets,
+                                                                  config.relative_max_distance, bidirectional));
+      return;
+    case Position::kAlibi:
+      TORCH_CHECK(tables && tables->alibi_slopes.defined(), "alibi needs the model's position tables");
+      slopes_ = tables->alibi_slopes;  // shares the buffer: it moves with the model
+      return;
+    case Position::kLearned:
+    case Position::kSinusoidal:
+    case Position::kRope:
+    case Position::kNone: break;
   }
+  TORCH_CHECK(false, "AttentionBias is for position alibi or relative, not ", enum_name(config.position));
 }
 
 torch::Tensor AttentionBiasImpl::forward(int64_t query_length, int64_t key_length, int64_t offset,

@@ -1,7 +1,9 @@
-// Position schemes other than learned tables: sinusoidal encodings (Vaswani et al.), rotary embeddings
-// (RoPE, rotate-half layout as HF LLaMA), ALiBi slopes and biases (Press et al.), and AttentionBias, the
-// per-model additive score bias for alibi or T5-style relative positions.
-// Leaves out: learned tables (plain embeddings in the models), T5's bucket function (relative_position.h).
+// Position schemes, chosen in one place: position_scheme() says what each scheme needs from the model that uses it,
+// and add_position_encoding / PositionTables / AttentionBias compute it (sinusoidal encodings (Vaswani et al.),
+// rotary embeddings (RoPE, rotate-half layout as HF LLaMA), ALiBi slopes and biases (Press et al.), T5-style
+// relative buckets). Every family (gpt, bert, t5) builds its position modules from position_scheme(), so a new
+// scheme is a new enumerator (model_enums.h) and a case in each switch of positions.cpp.
+// Leaves out: T5's bucket function (relative_position.h).
 #pragma once
 #include <vector>
 
@@ -11,6 +13,15 @@
 #include "models/layers/relative_position.h"
 
 namespace lmzoo {
+
+// What a position scheme needs from the model that uses it.
+struct PositionScheme {
+  bool learned_table = false;     // a (max_seq_len, C) embedding added to the token embeddings
+  bool fixed_tables = false;      // PositionTables buffers (sinusoid, rotary or ALiBi slopes), shared by the layers
+  bool score_bias = false;        // an additive (1, nh, T, S) attention score bias (AttentionBias; t5: per stack)
+  bool bounded_by_table = false;  // positions at or past max_seq_len have no encoding
+};
+PositionScheme position_scheme(Position position);
 
 // (length, dim) float: row p holds sin(p w_0), cos(p w_0), sin(p w_1), cos(p w_1), ... with
 // w_i = 10000^(-2i / dim) (sinusoidal_frequencies). Computed in float64, rounded once. The models add it
@@ -51,10 +62,13 @@ class PositionTablesImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PositionTables);
 
-inline bool position_tables_needed(const ModelConfig& config) {
-  return config.position == Position::kSinusoidal || config.position == Position::kRope ||
-         config.position == Position::kAlibi;
-}
+inline bool position_tables_needed(const ModelConfig& config) { return position_scheme(config.position).fixed_tables; }
+
+// x (B, T, C): token embeddings at positions offset .. offset + T - 1, plus the scheme's additive encoding: the
+// learned TABLE's rows, or (sinusoidal) x * sinusoid_scale plus TABLES' sinusoid rows. Schemes that act inside
+// attention (rope, alibi, relative, none) leave x as it is.
+torch::Tensor add_position_encoding(Position position, const torch::Tensor& x, const torch::nn::Embedding& table,
+                                    const PositionTables& tables, int64_t offset, double sinusoid_scale);
 
 // Additive attention score bias for position "alibi" (-slope_h * |query - key|, the slopes from the model's
 // PositionTables) or "relative" (a learned T5 bucket table, causal or bidirectional buckets).

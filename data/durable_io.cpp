@@ -1,6 +1,6 @@
 // Durable file-system steps with POSIX calls, so that errno (ENOSPC, EIO, EACCES, EFBIG, ...) is exact
 // and every failure is one line naming the path and the cause.
-#include "train/durable_io.h"
+#include "data/durable_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,0 +1,42 @@
+// Session: a checkpoint's configs, tokenizer and device, and its model built on first use.
+#include "train/session.h"
+
+#include <stdexcept>
+
+#include "train/device.h"
+#include "train/device_peak.h"
+
+namespace lmzoo {
+
+CheckpointInfo open_checkpoint(const std::string& path) {
+  try {
+    return read_checkpoint(path);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("checkpoint " + path + " is corrupt: " + e.what());
+  }
+}
+
+void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
+                            const std::string& what) {
+  require_fits(estimate_memory(model, workload), device_memory_capacity_bytes(device), what,
+               device.is_cuda() ? device.str() : "this machine");
+}
+
+Session::Session(CheckpointInfo info, Tokenizer tokenizer, torch::Device device)
+    : info_(std::move(info)), tokenizer_(std::move(tokenizer)), device_(device) {}
+
+Session Session::open(const std::string& path, const std::string& device) {
+  CheckpointInfo info = open_checkpoint(path);
+  Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
+  return Session(std::move(info), std::move(tokenizer), resolve_device(device));
+}
+
+AnyModel& Session::model() {
+  if (!model_) {
+    model_.emplace(load_model(info_, device_));
+    model_->module()->eval();
+  }
+  return *model_;
+}
+
+}  // namespace lmzoo
