@@ -10,7 +10,6 @@
 
 #include <torch/torch.h>
 
-#include "data/shards.h"
 #include "data/utf8.h"
 #include "tools/cli_error.h"
 #include "train/device.h"
@@ -80,15 +79,6 @@ void require_option(const cxxopts::ParseResult& result, const std::string& name)
   if (!result.count(name)) throw UsageError("--" + name + " is required");
 }
 
-void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint) {
-  const auto manifest = read_manifest(data_dir);
-  const std::string data_hash = manifest.value("tokenizer_hash", "");
-  if (data_hash != tokenizer.hash()) {
-    throw std::runtime_error("data in " + data_dir + " was prepared with a different tokenizer than " + checkpoint +
-                             " (re-run lmzoo prepare with that checkpoint's tokenizer)");
-  }
-}
-
 std::string read_whole_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(path + " is a directory, not a text file");
@@ -128,14 +118,6 @@ void require_inference_fits(const ModelConfig& model, const Workload& workload, 
                             const std::string& what) {
   require_fits(estimate_memory(model, workload), device_memory_capacity_bytes(device), what,
                device.is_cuda() ? device.str() : "this machine");
-}
-
-CheckpointInfo open_checkpoint(const std::string& path) {
-  try {
-    return read_checkpoint(path);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("checkpoint " + path + " is corrupt: " + e.what());
-  }
 }
 
 void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name) {

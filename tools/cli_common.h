@@ -1,4 +1,4 @@
-// Helpers shared by the subcommands: help handling, checkpoint + tokenizer loading, JSON output.
+// Helpers shared by the subcommands: help handling, flag values, JSON output (checkpoints and data: run_inputs.h).
 #pragma once
 #include <sstream>
 #include <string>
@@ -12,6 +12,7 @@
 #include "models/memory_estimate.h"
 #include "tools/cli_error.h"
 #include "train/checkpoint.h"
+#include "train/run_inputs.h"  // open_checkpoint, check_same_tokenizer
 
 namespace lmzoo::cli {
 
@@ -21,8 +22,6 @@ bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::Pa
                    const char* positional = nullptr);
 // Throws UsageError "--NAME is required" when the option is absent.
 void require_option(const cxxopts::ParseResult& result, const std::string& name);
-// Throws UsageError when the tokenizer that prepared DATA_DIR is not the checkpoint's.
-void check_same_tokenizer(const std::string& data_dir, const Tokenizer& tokenizer, const std::string& checkpoint);
 std::string read_whole_file(const std::string& path);
 // The most threads a --threads flag may ask for: 4x this machine's cores (more only queue up and, with OpenBLAS's
 // spinning pool, stall each other).
@@ -37,9 +36,6 @@ int64_t option_between(const cxxopts::ParseResult& result, const std::string& na
 // exceeds DEVICE's memory: called before the model, its cache or its batch is allocated.
 void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
                             const std::string& what);
-// read_checkpoint, with a stored config that fails validation reported as a runtime error (exit 1) naming the
-// checkpoint: std::invalid_argument is kept for values the user gave (see cli_error.h).
-CheckpointInfo open_checkpoint(const std::string& path);
 // Throws UsageError naming --NAME and the byte offset when the flag's value is not UTF-8.
 void require_utf8_option(const cxxopts::ParseResult& result, const std::string& name);
 
