@@ -205,10 +205,14 @@ void TrainingRun::make_optimizer_here() {
   }
 }
 
-// metrics.jsonl, the fp16 loss scale (restored on resume), the skip monitor, the first progress line and the MFU
-// baseline: the model's FLOPs per token against a GEMM timed on this device in this process.
+// The run directory (made if missing), metrics.jsonl, the fp16 loss scale (restored on resume), the skip monitor,
+// the first progress line and the MFU baseline: the model's FLOPs per token against a GEMM timed on this device in
+// this process.
 void TrainingRun::open_outputs() {
   if (writes_) {
+    std::error_code ec;
+    std::filesystem::create_directories(run_dir_, ec);  // already there when the caller took it (take_run_dir)
+    if (ec) throw std::runtime_error("cannot create run directory " + run_dir_ + ": " + ec.message());
     // Records past the checkpoint the run continues from (or any from a run that never saved) are dropped.
     truncate_metrics_after(run_dir_ + "/metrics.jsonl", state_.step);
     metrics_ = std::make_unique<MetricsLog>(run_dir_ + "/metrics.jsonl");

@@ -41,8 +41,9 @@ struct TrainResult {
   int64_t peak_device_memory_bytes = 0;  // CUDA: most bytes allocated to tensors at once (0 on a CPU)
 };
 
-// Trains on DEVICE (training_device(): fp16 only on CUDA; with ranks, theirs). With write_outputs the caller holds
-// the run directory (take_run_dir: one live run per directory, crash leftovers recovered).
+// Trains on DEVICE (training_device(): fp16 only on CUDA; with ranks, theirs). With write_outputs it writes to
+// train.out_dir (made if missing) and never locks it: run_training takes the directory first (take_run_dir: one
+// live run per directory, crash leftovers recovered).
 TrainResult train_model(const TrainRequest& request, const torch::Device& device);
 
 }  // namespace lmzoo
