@@ -271,6 +271,12 @@ TEST_CASE("a bert checkpoint loads into a classifier's encoder, checked against 
   with_labels.labels = {"no", "yes"};
   AnyModel classifier = build_model(with_labels);
   CHECK_NOTHROW(init_from_checkpoint(classifier, read_checkpoint(ckpt)));
+  ModelConfig with_dropout = with_labels;  // lmzoo train --init RUN --dropout 0.1: the same tensors
+  with_dropout.dropout = 0.1;
+  AnyModel fine_tuned = build_model(with_dropout);
+  init_from_checkpoint(fine_tuned, read_checkpoint(ckpt));
+  CHECK(torch::equal(fine_tuned.as<BertClassifier>()->bert->word_embeddings->weight,
+                     classifier.as<BertClassifier>()->bert->word_embeddings->weight));
 
   edit_config(ckpt, "n_layer", 1);  // config.json lowered: the classifier built from it has one block
   with_labels.n_layer = 1;

@@ -110,7 +110,7 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
   TempDir dir;
   torch::manual_seed(1);
   auto pretrain = bert_request(f, dir / "pretrain", 30);
-  const auto pretrained = train_model(pretrain);
+  const auto pretrained = train_model(pretrain, torch::kCPU);
   INFO("mlm train loss " << pretrained.last_train_loss << ", val loss " << pretrained.last_val_loss);
   CHECK(pretrained.last_val_loss < std::log(double(f.vocab_size)) - 1.0);
   const CheckpointInfo base = read_checkpoint(dir / "pretrain");
@@ -154,7 +154,7 @@ TEST_CASE("bert pretrains with the masked-LM objective and fine-tunes into a cla
     CHECK_THROWS_WITH(init_from_checkpoint(gpt, base), Catch::Contains("shape"));
   }
   SECTION("fine-tuning learns the task; eval reports accuracy on the labelled dev file") {
-    const auto tuned = train_model(finetune);
+    const auto tuned = train_model(finetune, torch::kCPU);
     CHECK(tuned.last_val_loss < 0.2);
     AnyModel model = load_model(read_checkpoint(dir / "classifier"), torch::kCPU);
     REQUIRE(model.is<BertClassifier>());

@@ -169,7 +169,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
     torch::manual_seed(1);
     AnyModel untrained = build_model(request.model);
     const double before = validation_loss(untrained, *task, torch::kCPU, Precision::kFp32);
-    const auto result = train_model(request);
+    const auto result = train_model(request, torch::kCPU);
     CHECK(std::isfinite(result.last_val_loss));
     CHECK(result.last_val_loss < before - 1.0);
   }
@@ -183,7 +183,7 @@ TEST_CASE("gpt prefix-LM and t5 span / prefix objectives train through the train
   torch::manual_seed(1);
   AnyModel untrained = build_model(gpt.model);
   const double before = validation_loss(untrained, *task, torch::kCPU, Precision::kFp32);
-  CHECK(train_model(gpt).last_val_loss < before - 1.0);
+  CHECK(train_model(gpt, torch::kCPU).last_val_loss < before - 1.0);
 }
 
 TEST_CASE("t5 resumed from a checkpoint equals an uninterrupted run", "[t5train][t5]") {
@@ -193,15 +193,15 @@ TEST_CASE("t5 resumed from a checkpoint equals an uninterrupted run", "[t5train]
   auto straight = t5_request(f.data_dir, tokenizer_model, f.vocab_size, dir / "straight", "span", 8);
   straight.model.dropout = 0.1;  // the RNG state must be restored too
   straight.train.eval_interval = 4;
-  train_model(straight);
+  train_model(straight, torch::kCPU);
   auto first = straight;
   first.train.out_dir = dir / "resumed";
   first.max_steps_this_call = 4;
-  CHECK(train_model(first).interrupted);
+  CHECK(train_model(first, torch::kCPU).interrupted);
   auto second = straight;
   second.train.out_dir = dir / "resumed";
   second.resume_dir = dir / "resumed/last";
-  CHECK(train_model(second).state.step == 8);
+  CHECK(train_model(second, torch::kCPU).state.step == 8);
   auto a = read_checkpoint(dir / "straight/last"), b = read_checkpoint(dir / "resumed/last");
   CHECK(b.model.arch == Arch::kT5);
   CHECK(b.train.objective == Objective::kSpan);
@@ -279,7 +279,7 @@ TEST_CASE("a tiny t5 learns to copy from prepared pairs", "[t5train][t5][pairs]"
   request.train.min_lr = 3e-4;
   request.train.warmup = 20;
   request.train.eval_iters = 1;
-  const auto result = train_model(request);
+  const auto result = train_model(request, torch::kCPU);
   INFO("val loss " << result.last_val_loss);
   CHECK(result.last_val_loss < 0.1);  // 0.0006 measured (about 6 untrained)
   auto model = load_model(read_checkpoint(dir / "run/best"), torch::kCPU);

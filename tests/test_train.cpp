@@ -48,7 +48,7 @@ TEST_CASE("training loss falls on a tiny corpus", "[train]") {
   TempDir dir;
   auto request = tiny_request(f, dir / "run", 80);
   request.write_outputs = false;
-  const auto result = train_model(request);
+  const auto result = train_model(request, torch::kCPU);
   CHECK(result.step_seconds.size() == 80);
   CHECK(result.last_train_loss < std::log(double(f.vocab_size)) - 2.0);
   CHECK(result.last_val_loss < std::log(double(f.vocab_size)) - 2.0);
@@ -65,16 +65,16 @@ TEST_CASE("resuming from a checkpoint equals an uninterrupted run", "[train][che
   }
   straight.model.dropout = 0.1;  // dropout draws from the RNG, which the checkpoint must restore
   straight.train.grad_accum = 2;
-  train_model(straight);
+  train_model(straight, torch::kCPU);
 
   auto first_half = straight;
   first_half.train.out_dir = dir / "resumed";
   first_half.max_steps_this_call = 10;  // as if interrupted at step 10
-  train_model(first_half);
+  train_model(first_half, torch::kCPU);
   auto second_half = straight;
   second_half.train.out_dir = dir / "resumed";
   second_half.resume_dir = dir / "resumed/last";
-  const auto result = train_model(second_half);
+  const auto result = train_model(second_half, torch::kCPU);
   CHECK(result.state.step == 20);
 
   auto a = read_checkpoint(dir / "straight/last");

@@ -10,7 +10,6 @@
 
 #include <torch/torch.h>
 
-#include "data/shards.h"
 #include "data/utf8.h"
 #include "tools/cli_error.h"
 #include "train/device.h"

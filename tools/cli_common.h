@@ -1,5 +1,5 @@
 // Helpers shared by the subcommands: flag parsing, help, and the flag-shaped checks (the library's checkpoint,
-// data and memory checks come through train/session.h, data/text_file.h and data/tokenizer_match.h).
+// data and memory checks come through train/run_inputs.h and train/session.h).
 #pragma once
 #include <sstream>
 #include <string>
@@ -9,13 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "data/enum_table.h"
-#include "data/text_file.h"
 #include "data/tokenizer.h"
-#include "data/tokenizer_match.h"
 #include "models/memory_estimate.h"
 #include "tools/cli_error.h"
 #include "train/checkpoint.h"
-#include "train/session.h"  // open_checkpoint, require_inference_fits
+#include "train/run_inputs.h"  // open_checkpoint, check_same_tokenizer
+#include "train/session.h"     // require_inference_fits
 
 namespace lmzoo::cli {
 

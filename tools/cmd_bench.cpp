@@ -20,6 +20,7 @@
 #include "tools/commands.h"
 #include "train/device.h"
 #include "train/device_peak.h"
+#include "train/run_device.h"
 #include "train/trainer.h"
 
 namespace lmzoo::cli {
@@ -102,7 +103,7 @@ BenchRun run_profiled(const TrainRequest& request, const torch::Device& device, 
     run.peak_before = measure_peak_flops(device, request.train.precision);
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
     if (!profile_path.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(profile_out);
-    run.result = train_model(request);
+    run.result = train_model(request, device);
   } catch (...) {
     if (!profile_path.empty()) {
       profile_out.close();
@@ -190,7 +191,7 @@ int run_bench(int argc, char** argv) {
   const TrainConfig& t = request.train;
   // The GEMM peak is measured before and after the run and the higher figure kept: a busy
   // machine can slow either measurement, never speed it up.
-  const torch::Device device = resolve_device(t.device);
+  const torch::Device device = training_device(t, nullptr);
   configure_device_math(device, t.tf32);
   const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
   const BenchRun run = run_profiled(request, device, profile_path);

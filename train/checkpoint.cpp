@@ -220,6 +220,7 @@ void init_from_checkpoint(AnyModel& model, const CheckpointInfo& pretrained) {
   const bool into_encoder = model.is<BertClassifier>() && have.labels.empty();
   wanted.labels.clear();
   have.labels.clear();
+  wanted.dropout = have.dropout;  // fine-tuning may change the dropout rate (--dropout): no tensor depends on it
   if (nlohmann::json(wanted) != nlohmann::json(have)) {
     throw std::runtime_error("the model to train does not have the shape of the --init checkpoint " +
                              pretrained.dir + " (train with that checkpoint's model config)");

@@ -9,9 +9,9 @@
 #include "data/pairs.h"
 #include "data/shards.h"
 #include "data/text_file.h"
-#include "data/tokenizer_match.h"
 #include "data/utf8.h"
 #include "train/masked_eval.h"
+#include "train/run_inputs.h"
 #include "train/seq2seq_eval.h"
 
 namespace lmzoo {

@@ -8,14 +8,6 @@
 
 namespace lmzoo {
 
-CheckpointInfo open_checkpoint(const std::string& path) {
-  try {
-    return read_checkpoint(path);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("checkpoint " + path + " is corrupt: " + e.what());
-  }
-}
-
 void require_inference_fits(const ModelConfig& model, const Workload& workload, const torch::Device& device,
                             const std::string& what) {
   require_fits(estimate_memory(model, workload), device_memory_capacity_bytes(device), what,

@@ -12,12 +12,9 @@
 #include "models/memory_estimate.h"
 #include "models/registry.h"
 #include "train/checkpoint.h"
+#include "train/run_inputs.h"
 
 namespace lmzoo {
-
-// read_checkpoint, with a stored config that fails validation reported as a std::runtime_error naming the
-// checkpoint ("checkpoint PATH is corrupt: ..."): std::invalid_argument stays for values a caller passed.
-CheckpointInfo open_checkpoint(const std::string& path);
 
 // Throws std::runtime_error naming the figures when running MODEL for inference at WORKLOAD would not fit in
 // DEVICE's memory (this machine's for the CPU). WHAT says what was asked ("evaluating at --batch-size 8").

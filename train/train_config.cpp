@@ -41,6 +41,22 @@ void TrainConfig::validate() const {
   between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
 }
 
+void to_json(nlohmann::json& j, const TrainConfig& config) {
+  j = nlohmann::json::object();
+#define LMZOO_TRAIN_FIELD_TO_JSON(type, name, default_value, flag, flag_kind, group, resumable, help) \
+  j[#name] = config.name;
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_TO_JSON)
+#undef LMZOO_TRAIN_FIELD_TO_JSON
+}
+
+void from_json(const nlohmann::json& j, TrainConfig& config) {
+  const TrainConfig defaults;
+#define LMZOO_TRAIN_FIELD_FROM_JSON(type, name, default_value, flag, flag_kind, group, resumable, help) \
+  config.name = j.value(#name, defaults.name);
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_FROM_JSON)
+#undef LMZOO_TRAIN_FIELD_FROM_JSON
+}
+
 TrainConfig train_config_from_json(const nlohmann::json& j) {
   require_json_fields(j, nlohmann::json(TrainConfig{}), "training config");
   try {

@@ -1,7 +1,7 @@
 // The training loop (nanoGPT-style): warmup + decay LR, grad accumulation, clipping, eval, curves.svg,
-// best/last checkpoints, SIGINT-safe stop, skipped non-finite steps, fp16 loss scaling, one run per directory,
-// metrics.jsonl and progress on stderr; data-parallel ranks (gradient buckets, rank 0 writes, agreed stops,
-// optionally sharded optimizer state).
+// best/last checkpoints, SIGINT-safe stop, skipped non-finite steps, fp16 loss scaling, metrics.jsonl and progress
+// on stderr, step and validation callbacks that may stop the run; data-parallel ranks (gradient buckets, rank 0
+// writes, agreed stops, optionally sharded optimizer state). The caller takes the run directory and the device.
 #include "train/trainer.h"
 
 #include <chrono>
@@ -27,7 +27,6 @@
 #include "train/optimizer.h"
 #include "train/optimizer_shards.h"
 #include "train/progress.h"
-#include "train/run_lock.h"
 #include "train/schedule.h"
 #include "train/skip_monitor.h"
 #include "train/task.h"
@@ -86,17 +85,18 @@ struct StepOutcome {
 // One call of train_model: the setup, then one method per part of an optimizer step, read top-down by run().
 class TrainingRun {
  public:
-  explicit TrainingRun(const TrainRequest& request);
+  TrainingRun(const TrainRequest& request, const torch::Device& device);
   TrainResult run();
 
  private:
-  void take_run_dir();
   void build_model_and_optimizer();
   void make_optimizer_here();
   void open_outputs();
   StepOutcome train_step();
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
+  bool step_callback_stops(const StepOutcome& step);
+  bool eval_callback_stops(double val_loss, bool improved);
   bool evaluate_and_save(bool eval_step, bool stopping, bool signalled);
   void save(const std::vector<std::string>& names);
   void write_curves();
@@ -108,8 +108,8 @@ class TrainingRun {
   const torch::Device device_;
   const std::string run_dir_;
   const bool writes_, shows_;  // rank 0 alone writes and shows progress
+  const bool reports_steps_;   // a step callback: the loss is read every step
   const DataShard shard_;
-  std::unique_ptr<RunLock> run_lock_;
   std::unique_ptr<TrainingTask> task_;
   bool has_val_ = false;
   CheckpointInfo info_;  // model, train config, tokenizer and trainer state: what a checkpoint stores
@@ -130,14 +130,9 @@ class TrainingRun {
   int64_t window_steps_ = 0;
   int64_t longest_skip_run_ = 0;  // consecutive skipped steps, as of the last sync point
   bool curves_failed_ = false;
+  bool callback_stopped_ = false;
   TrainResult result_;
 };
-
-// A rank on CUDA trains on its own GPU (cuda:LOCAL_RANK, where its communicator lives).
-torch::Device training_device(const TrainRequest& request, const TrainConfig& cfg) {
-  const torch::Device asked = resolve_device(cfg.device);
-  return request.ranks && asked.is_cuda() ? request.ranks->device() : asked;
-}
 
 // Refuses, before any batch or model exists, a run whose estimated peak (weights, gradients, AdamW moments, one
 // micro-batch's activations) exceeds the device's memory.
@@ -149,34 +144,23 @@ void require_run_fits(const ModelConfig& model, const TrainConfig& cfg, const to
                device.is_cuda() ? device.str() : "this machine");
 }
 
-TrainingRun::TrainingRun(const TrainRequest& request)
+TrainingRun::TrainingRun(const TrainRequest& request, const torch::Device& device)
     : request_(request),
       cfg_(with_decay_horizon(request.train)),
       ranks_(request.ranks),
-      device_((cfg_.validate(), request.model.validate(), training_device(request, cfg_))),
+      device_((cfg_.validate(), request.model.validate(), device)),
       run_dir_(cfg_.out_dir),
       writes_(request.write_outputs && (!ranks_ || ranks_->rank() == 0)),
       shows_(request.show_progress && (!ranks_ || ranks_->rank() == 0)),
+      reports_steps_(bool(request.callbacks.on_step)),
       shard_(ranks_ ? DataShard{ranks_->rank(), ranks_->world_size()} : DataShard{}) {
-  if (cfg_.precision == Precision::kFp16 && !device_.is_cuda()) {
-    throw std::invalid_argument("--precision fp16 needs a CUDA device (on the CPU use bf16)");
-  }
   result_.last_val_loss = std::nan("");
   require_run_fits(request.model, cfg_, device_);
-  take_run_dir();
   // Data: the task's seeded train batches (each rank its own rows), and its validation sample if the data has one.
   task_ = make_task(request.model, cfg_, Tokenizer::from_serialized(request.tokenizer_model), shard_);
   has_val_ = task_->val_batches() > 0;
   build_model_and_optimizer();
   open_outputs();
-}
-
-// One live run per run directory, from before anything in it is read for the run until the process ends.
-void TrainingRun::take_run_dir() {
-  if (writes_ && !request_.run_dir_locked) {
-    run_lock_ = std::make_unique<RunLock>(run_dir_);
-    recover_run_dir(run_dir_);  // leftovers of a process that died mid-swap
-  }
 }
 
 // Model, optimizer and trainer state: fresh (optionally from pretrained weights), or restored whole from a
@@ -221,10 +205,14 @@ void TrainingRun::make_optimizer_here() {
   }
 }
 
-// metrics.jsonl, the fp16 loss scale (restored on resume), the skip monitor, the first progress line and the MFU
-// baseline: the model's FLOPs per token against a GEMM timed on this device in this process.
+// The run directory (made if missing), metrics.jsonl, the fp16 loss scale (restored on resume), the skip monitor,
+// the first progress line and the MFU baseline: the model's FLOPs per token against a GEMM timed on this device in
+// this process.
 void TrainingRun::open_outputs() {
   if (writes_) {
+    std::error_code ec;
+    std::filesystem::create_directories(run_dir_, ec);  // already there when the caller took it (take_run_dir)
+    if (ec) throw std::runtime_error("cannot create run directory " + run_dir_ + ": " + ec.message());
     // Records past the checkpoint the run continues from (or any from a run that never saved) are dropped.
     truncate_metrics_after(run_dir_ + "/metrics.jsonl", state_.step);
     metrics_ = std::make_unique<MetricsLog>(run_dir_ + "/metrics.jsonl");
@@ -260,21 +248,23 @@ TrainResult TrainingRun::run() {
   while (state_.step < cfg_.steps) {
     fault_point("step", state_.step);  // where the suite's fault-injection build kills a rank
     const StepOutcome step = train_step();
-    // Reading from the device waits for it: only at log, eval and stop steps (on a CPU, every step).
+    // Reading from the device waits for it: only at log, eval and stop steps, or every step for a step callback
+    // (on a CPU, every step).
     const bool log_step = state_.step % cfg_.log_interval == 0 || state_.step == cfg_.steps;
     const bool eval_step = state_.step % cfg_.eval_interval == 0 || state_.step == cfg_.steps;
-    const bool sync_point = log_step || eval_step || !device_.is_cuda();
+    const bool sync_point = log_step || eval_step || reports_steps_ || !device_.is_cuda();
     // A signal stops every rank at the same step: the ranks agree on it at sync points.
     bool signalled = interrupt_requested();
     if (ranks_) signalled = sync_point && ranks_->any(signalled);
-    const bool stopping = signalled || (request_.max_steps_this_call > 0 &&
-                                        int64_t(result_.step_seconds.size()) == request_.max_steps_this_call);
+    bool stopping = signalled || (request_.max_steps_this_call > 0 &&
+                                  int64_t(result_.step_seconds.size()) == request_.max_steps_this_call);
     const bool too_many_skips = settle_at_sync_point(sync_point, stopping);
     log_step_if(step, log_step, stopping);
     if (too_many_skips) {  // nothing is saved
       if (shows_) progress_.finish();
       throw std::runtime_error(non_finite_stop_message(cfg_, state_.step, longest_skip_run_));
     }
+    if (reports_steps_ && step_callback_stops(step)) stopping = true;
     if (evaluate_and_save(eval_step, stopping, signalled)) break;
   }
   if (shows_) progress_.finish();
@@ -337,9 +327,9 @@ bool TrainingRun::settle_at_sync_point(bool sync_point, bool stopping) {
   return longest_skip_run_ >= cfg_.max_consecutive_skips;
 }
 
-// Progress line and a metrics record every log_interval steps.
+// Progress line and a metrics record every log_interval steps (the loss read also for a stop or a step callback).
 void TrainingRun::log_step_if(const StepOutcome& step, bool log_step, bool stopping) {
-  if (log_step || stopping) {
+  if (log_step || stopping || reports_steps_) {
     result_.last_train_loss = step.loss_sum.item<double>();
     if (ranks_) result_.last_train_loss = ranks_->sum(result_.last_train_loss);  // the global mean
   }
@@ -368,8 +358,26 @@ void TrainingRun::log_step_if(const StepOutcome& step, bool log_step, bool stopp
   window_steps_ = 0;
 }
 
+// The step's report to the program's callback (its tokens/s from this step's time); true when it, on any rank,
+// asks to stop.
+bool TrainingRun::step_callback_stops(const StepOutcome& step) {
+  const double tokens_per_s = double(tokens_per_step_) / std::max(result_.step_seconds.back(), 1e-9);
+  const bool stop = request_.callbacks.on_step({state_.step, result_.last_train_loss, step.lr, tokens_per_s}) ==
+                    RunControl::kStop;
+  callback_stopped_ = ranks_ ? ranks_->any(stop) : stop;
+  return callback_stopped_;
+}
+
+// The validation's report to the program's callback; true when it, on any rank, asks to stop.
+bool TrainingRun::eval_callback_stops(double val_loss, bool improved) {
+  if (!request_.callbacks.on_eval) return false;
+  const bool stop = request_.callbacks.on_eval({state_.step, val_loss, improved}) == RunControl::kStop;
+  if (ranks_ ? ranks_->any(stop) : stop) callback_stopped_ = true;
+  return callback_stopped_;
+}
+
 // Validation and checkpoints: last/ at every eval and on an early stop, best/ when validation improves (or at
-// every eval when the data has no validation split). True when the run stops here.
+// every eval when the data has no validation split). True when the run stops here (a validation callback may ask).
 bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalled) {
   if (!eval_step && !stopping) return false;
   const auto pause_start = std::chrono::steady_clock::now();
@@ -391,6 +399,7 @@ bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalle
     if (metrics_) {
       metrics_->append({{"type", "eval"}, {"step", state_.step}, {"val_loss", val_loss}, {"val_ppl", std::exp(val_loss)}});
     }
+    if (eval_callback_stops(val_loss, improved)) stopping = true;
   }
   std::vector<std::string> checkpoints{"last"};
   if (improved || (!has_val_ && eval_step)) checkpoints.push_back("best");
@@ -402,6 +411,7 @@ bool TrainingRun::evaluate_and_save(bool eval_step, bool stopping, bool signalle
                      std::to_string(state_.step) + " (continue with lmzoo train --resume " + run_dir_ + ")");
     }
     result_.interrupted = true;
+    result_.stopped_by_callback = callback_stopped_;
     return true;
   }
   // Evaluation and saving are not training time: keep them out of the tokens/s window.
@@ -442,6 +452,8 @@ void TrainingRun::save(const std::vector<std::string>& names) {
 
 }  // namespace
 
-TrainResult train_model(const TrainRequest& request) { return TrainingRun(request).run(); }
+TrainResult train_model(const TrainRequest& request, const torch::Device& device) {
+  return TrainingRun(request, device).run();
+}
 
 }  // namespace lmzoo

@@ -1,11 +1,15 @@
 // The training loop: batches -> loss -> AdamW step, with periodic validation, checkpoints, progress,
-// metrics.jsonl and curves.svg, in one process or as one of several data-parallel ranks.
+// metrics.jsonl, curves.svg and the program's callbacks, in one process or as one of several data-parallel ranks.
+// Leaves out taking the run directory and resolving the device (run_training.h does both).
 #pragma once
 #include <string>
 #include <vector>
 
+#include <torch/torch.h>
+
 #include "models/config.h"
 #include "train/checkpoint.h"
+#include "train/train_callbacks.h"
 #include "train/train_config.h"
 
 namespace lmzoo {
@@ -18,13 +22,13 @@ struct TrainRequest {
   std::string tokenizer_model;  // serialized SentencePiece model, stored in checkpoints
   std::string resume_dir;       // a checkpoint to continue from (empty: fresh start)
   bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
-  bool run_dir_locked = false;  // the caller already holds out_dir's RunLock (else the trainer takes it)
   bool show_progress = true;
   int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
   bool synchronize_steps = false;   // wait for the GPU at the end of every step (per-step timings for bench)
   // Data-parallel ranks (null: one process). Every rank runs train_model with the same request; each trains on its
   // own rows of every step, gradients are summed over ranks, and only rank 0 writes and shows progress.
   Communicator* ranks = nullptr;
+  TrainCallbacks callbacks;  // per step and per validation; either may stop the run
 };
 
 struct TrainResult {
@@ -32,10 +36,14 @@ struct TrainResult {
   double last_train_loss = 0.0;
   double last_val_loss = 0.0;   // NaN when never evaluated
   std::vector<double> step_seconds;  // wall time of each optimizer step run in this call
-  bool interrupted = false;      // stopped early (signal or max_steps_this_call) after saving last/
+  bool interrupted = false;      // stopped early (signal, max_steps_this_call or a callback) after saving last/
+  bool stopped_by_callback = false;  // a callback asked for that early stop
   int64_t peak_device_memory_bytes = 0;  // CUDA: most bytes allocated to tensors at once (0 on a CPU)
 };
 
-TrainResult train_model(const TrainRequest& request);
+// Trains on DEVICE (training_device(): fp16 only on CUDA; with ranks, theirs). With write_outputs it writes to
+// train.out_dir (made if missing) and never locks it: run_training takes the directory first (take_run_dir: one
+// live run per directory, crash leftovers recovered).
+TrainResult train_model(const TrainRequest& request, const torch::Device& device);
 
 }  // namespace lmzoo

@@ -1,0 +1,72 @@
+// TrainConfig's fields, each declared once: FIELD(type, name, default, flag, flag_kind, group, resumable, help).
+// The struct (train_config.h), its JSON (train_config.cpp), the settings a --resume may change (resume_setup.cpp)
+// and lmzoo train's training flags with their groups and help (tools/cmd_train.cpp) are generated from this list.
+// flag_kind: kValue (a value, default shown in --help, applied to every new run), kOptional (applied only when
+// given: --decay-steps, --tf32, --shard-optimizer), kSwitch (no value: present means true), kNone (no flag of its
+// own: the CLI sets the field from --objective, --data, --val-data, --init, --out). help: an expression, evaluated
+// only where flags are built. Within a group the order is --help's.
+#pragma once
+
+namespace lmzoo {
+// How lmzoo train sets a field from its flag (the flag_kind column).
+enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
+}  // namespace lmzoo
+
+#define LMZOO_TRAIN_CONFIG_FIELDS(FIELD)                                                                              \
+  FIELD(Objective, objective, Objective::kCausal, "", kNone, "", false, "")                                          \
+  /* prepared shards (seq2seq: prepared pairs); classify: a labelled file */                                          \
+  FIELD(std::string, data_dir, "", "", kNone, "", false, "")                                                          \
+  FIELD(std::string, val_data, "", "", kNone, "", false, "") /* classify: labelled validation file (empty: none) */  \
+  /* classify and --init: the pretrained checkpoint the run started from */                                           \
+  FIELD(std::string, init_checkpoint, "", "", kNone, "", false, "")                                                   \
+  FIELD(std::string, out_dir, "", "", kNone, "", false, "")                                                           \
+  /* Masked LM (BERT): selection rate, and of the selected the [MASK] and random-token rates. */                      \
+  FIELD(double, mlm_probability, 0.15, "mlm-probability", kValue, "Masked LM", false,                                \
+        "fraction of tokens selected for prediction")                                                                  \
+  FIELD(double, mask_rate, 0.8, "mask-rate", kValue, "Masked LM", false, "of the selected: replaced by [MASK]")       \
+  FIELD(double, random_rate, 0.1, "random-rate", kValue, "Masked LM", false,                                          \
+        "of the selected: replaced by a random token (the rest kept)")                                                 \
+  FIELD(bool, whole_word_mask, false, "whole-word-mask", kSwitch, "Masked LM", false,                                 \
+        "select whole words rather than pieces")                                                                       \
+  /* [CLS] A [SEP] B [SEP] with token types, cut at a random point */                                                 \
+  FIELD(bool, segment_pairs, false, "segment-pairs", kSwitch, "Masked LM", false,                                     \
+        "frame [CLS] A [SEP] B [SEP] with token types")                                                                \
+  /* Span corruption (T5): fraction of tokens dropped into the targets, mean length of a noise span. */               \
+  FIELD(double, noise_density, 0.15, "noise-density", kValue, "Span corruption (t5)", false,                          \
+        "fraction of tokens dropped into the targets")                                                                 \
+  FIELD(double, mean_span_length, 3.0, "mean-span-length", kValue, "Span corruption (t5)", false,                     \
+        "mean length of a noise span")                                                                                 \
+  FIELD(int64_t, batch_size, 12, "batch-size", kValue, "Training", false, "sequences per micro-batch")                \
+  FIELD(int64_t, grad_accum, 1, "grad-accum", kValue, "Training", false, "micro-batches per optimizer step")          \
+  FIELD(int64_t, steps, 2000, "steps", kValue, "Training", true, "optimizer steps in total")                          \
+  FIELD(double, lr, 1e-3, "lr", kValue, "Training", true, "peak learning rate (classify: 5e-05)")                     \
+  FIELD(double, min_lr, 1e-4, "min-lr", kValue, "Training", true, "final learning rate (classify: 0)")                \
+  FIELD(int64_t, warmup, 100, "warmup", kValue, "Training", false, "linear warmup steps (classify: 0)")               \
+  FIELD(Schedule, schedule, Schedule::kCosine, "schedule", kValue, "Training", false,                                 \
+        enum_help<Schedule>() + " (classify: linear)")                                                                 \
+  /* The step where the decay reaches min_lr (nanoGPT's lr_decay_iters); 0: --steps of the run's first start.         \
+     Stored in the run, so extending --steps on resume never moves the learning rate; past it, min_lr. */             \
+  FIELD(int64_t, decay_steps, 0, "decay-steps", kOptional, "Training", false,                                         \
+        "step where the decay reaches --min-lr, which holds after it (default: --steps; kept on --resume, so "         \
+        "extending --steps never moves the rate)")                                                                     \
+  FIELD(double, weight_decay, 0.1, "weight-decay", kValue, "Training", true,                                          \
+        "AdamW weight decay (tensors with >= 2 dims; classify: 0.01)")                                                 \
+  FIELD(double, beta1, 0.9, "beta1", kValue, "Training", true, "AdamW beta1")                                         \
+  FIELD(double, beta2, 0.95, "beta2", kValue, "Training", true, "AdamW beta2 (classify: 0.999)")                      \
+  FIELD(double, grad_clip, 1.0, "grad-clip", kValue, "Training", true, "gradient norm clip (0: off)")                 \
+  FIELD(int64_t, eval_interval, 250, "eval-interval", kValue, "Training", true,                                       \
+        "steps between validations and checkpoints")                                                                   \
+  FIELD(int64_t, eval_iters, 20, "eval-iters", kValue, "Training", true, "validation batches per evaluation")         \
+  FIELD(int64_t, log_interval, 10, "log-interval", kValue, "Training", true,                                          \
+        "steps between progress lines / metrics records")                                                              \
+  FIELD(uint64_t, seed, 1337, "seed", kValue, "Training", false, "random seed")                                       \
+  FIELD(std::string, device, "auto", "device", kValue, "Training", true, "auto|cpu|cuda[:N]")                         \
+  FIELD(Precision, precision, Precision::kFp32, "precision", kValue, "Training", true, enum_help<Precision>())        \
+  FIELD(int64_t, max_consecutive_skips, 25, "max-consecutive-skips", kValue, "Training", true,                        \
+        "steps with non-finite gradients are skipped; this many in a row stop the run")                                \
+  FIELD(bool, tf32, true, "tf32", kOptional, "Training", true,                                                        \
+        "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)")                                           \
+  /* Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h). */        \
+  FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
+        "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \
+        "(--shard-optimizer=false on --resume: stop sharding)")
