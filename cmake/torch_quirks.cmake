@@ -9,8 +9,8 @@ if(NOT kineto_LIBRARY)
 endif()
 # A CUDA LibTorch's Caffe2 config (2.x: public/cuda.cmake) hashes libnvrtc.so by running `Python::Interpreter` with
 # execute_process, which takes no target names, and warns "Failed to compute shorthash" every time; the hash only
-# names LibTorch's own nvrtc stub. Computed here the way it means to, it is not computed there. (Nothing to do for
-# a CPU LibTorch: no CUDA toolkit, no nvrtc.)
+# names LibTorch's own nvrtc stub. Setting CUDA_NVRTC_SHORTHASH here, to the value it would compute, makes it skip
+# that step. A CPU LibTorch has no CUDA toolkit and no nvrtc, so nothing is set.
 find_library(LMZOO_NVRTC_LIBRARY nvrtc HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda PATH_SUFFIXES lib64 lib)
 if(LMZOO_NVRTC_LIBRARY AND NOT CUDA_NVRTC_SHORTHASH)
   file(SHA256 "${LMZOO_NVRTC_LIBRARY}" lmzoo_nvrtc_sha256)
