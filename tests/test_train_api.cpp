@@ -84,7 +84,7 @@ TEST_CASE("train API: the step callback sees every step in order, with metrics.j
   REQUIRE(seen.size() == 6);
   for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i].first == int64_t(i) + 1);
   CHECK(seen == logged_losses(dir / "run"));
-  CHECK(evaluated == std::vector<int64_t>{4, 6});
+  CHECK((evaluated == std::vector<int64_t>{4, 6}));
 }
 
 TEST_CASE("train API: a callback's early stop saves last/ at its step, and the run resumes from it",
