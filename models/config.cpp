@@ -45,6 +45,19 @@ void ModelConfig::validate() const {
               std::to_string(relative_buckets / 2) + ", the exactly bucketed distances)");
   require(t5 == (init == InitScheme::kT5), t5 ? "arch t5 needs init 't5' (got '" + enum_name(init) + "')"
                                                : "init 't5' is for arch t5 only (arch is " + enum_name(arch) + ")");
+  const bool gpt = arch == Arch::kGpt;
+  require(gpt || !qkv_bias, "qkv_bias is for arch gpt only (arch is " + enum_name(arch) + ")");
+  require(gpt || !parallel_residual, "parallel_residual is for arch gpt only (arch is " + enum_name(arch) + ")");
+  require(!parallel_residual || norm_position == NormPosition::kPre, "parallel_residual needs norm_position pre");
+  require(gpt || attention_window == 0, "attention_window is for arch gpt only (arch is " + enum_name(arch) + ")");
+  require(rope_fraction == 1.0 || position == Position::kRope, "rope_fraction other than 1 needs position rope");
+  const double rotated = rope_fraction * double(head_size());
+  require(position != Position::kRope || rotated == std::floor(rotated) && int64_t(rotated) % 2 == 0 && rotated >= 2,
+          "rope_fraction " + std::to_string(rope_fraction) + " of head size " + std::to_string(head_size()) +
+              " must give an even, whole number of rotated dimensions");
+  require(position_offset == 0 || (arch == Arch::kBert && position == Position::kLearned),
+          "position_offset is for arch bert with learned positions only");
+  require(type_vocab_size > 0 || arch == Arch::kBert, "type_vocab_size 0 (no token types) is for arch bert only");
   require(labels.empty() || arch == Arch::kBert, "labels (a classification head) need arch bert");
   require(labels.empty() || labels.size() >= 2, "a classifier needs at least 2 labels");
   require(int64_t(labels.size()) <= model_limits::kMaxLabels,
@@ -66,7 +79,10 @@ void ModelConfig::check_ranges() const {
   between(head_dim, 0, lim::kMaxWidth, "head_dim");
   between(d_ff, 0, lim::kMaxFeedForward, "d_ff");
   between(max_seq_len, 1, lim::kMaxSeqLen, "max_seq_len");
-  between(type_vocab_size, 1, lim::kMaxTypeVocab, "type_vocab_size");
+  between(type_vocab_size, 0, lim::kMaxTypeVocab, "type_vocab_size");
+  between(position_offset, 0, lim::kMaxSeqLen, "position_offset");
+  between(attention_window, 0, lim::kMaxSeqLen, "attention_window");
+  require(rope_fraction > 0.0 && rope_fraction <= 1.0, "rope_fraction must be in (0, 1], got " + std::to_string(rope_fraction));
   between(relative_buckets, 4, lim::kMaxBuckets, "relative_buckets");
   between(relative_max_distance, 1, lim::kMaxSeqLen, "relative_max_distance");
   between(vocab_multiple, 1, lim::kMaxVocabMultiple, "vocab_multiple");

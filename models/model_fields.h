@@ -23,6 +23,8 @@
         "feed-forward width (default 4 * d_model; 8/3 * d_model rounded up to 64 for swiglu|geglu)")                   \
   FIELD(Position, position, Position::kLearned, "position", true, enum_choices<Position>() + " (t5: relative)")       \
   FIELD(double, rope_base, 10000.0, "rope-base", true, "rope: frequency base")                                        \
+  FIELD(double, rope_fraction, 1.0, "rope-fraction", true,                                                             \
+        "rope: fraction of each head's dimensions rotated, the rest pass through (GPT-NeoX / Pythia: 0.25)")          \
   FIELD(NormKind, norm, NormKind::kLayerNorm, "norm", true, enum_choices<NormKind>())                                 \
   FIELD(NormPosition, norm_position, NormPosition::kPre, "norm-position", true, enum_help<NormPosition>())            \
   FIELD(double, norm_eps, 1e-5, "norm-eps", true, "epsilon of the norms")                                              \
@@ -36,9 +38,17 @@
         "tokenizer's")                                                                                                 \
   FIELD(double, dropout, 0.0, "dropout", false, "attention, residual and embedding dropout probability")              \
   FIELD(bool, bias, false, "bias", true, "biases in linear layers and norms (--bias=false: none)")                    \
+  FIELD(bool, qkv_bias, false, "qkv-bias", true, "gpt: biases on the query/key/value projection even without --bias (Qwen2)") \
+  FIELD(bool, parallel_residual, false, "parallel-residual", true,                                                     \
+        "gpt: x + attn(ln_1 x) + mlp(ln_2 x) in each block, both sublayers reading the block input (GPT-NeoX, GPT-J)") \
+  FIELD(int64_t, attention_window, 0, "attention-window", true,                                                        \
+        "gpt: each position attends to at most this many positions, itself included (Mistral's sliding window; "     \
+        "0: the whole context)")                                                                                       \
   /* Per-head size (T5's d_kv); 0: d_model / n_head. Other values: t5 only. */                                        \
   FIELD(int64_t, head_dim, 0, "", false, "")                                                                          \
-  FIELD(int64_t, type_vocab_size, 2, "", false, "") /* bert: token-type (segment) embeddings */                       \
+  FIELD(int64_t, type_vocab_size, 2, "", false, "") /* bert: token-type (segment) embeddings; 0: none (DistilBERT) */ \
+  /* bert, learned positions: table rows before position 0's (RoBERTa: pad_token_id + 1), kept so HF's table fits */ \
+  FIELD(int64_t, position_offset, 0, "", false, "")                                                                   \
   FIELD(int64_t, relative_buckets, 32, "", false, "") /* relative position buckets (t5) */                            \
   FIELD(int64_t, relative_max_distance, 128, "", false, "") /* distances from here on share the last bucket */        \
   FIELD(InitScheme, init, InitScheme::kGpt2, "", false, "") /* lmzoo train --init: a scheme or a checkpoint */        \
