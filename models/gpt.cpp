@@ -23,7 +23,6 @@ GPTImpl::GPTImpl(const ModelConfig& config) : config_(config) {
     lm_head = register_module(
         "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.padded_vocab()).bias(false)));
   }
-  causal_blocked_ = torch::ones({config.max_seq_len, config.max_seq_len}, torch::kBool).triu(1);
   init_weights();
 }
 
@@ -50,6 +49,15 @@ void GPTImpl::init_weights() {
   }
 }
 
+torch::Tensor GPTImpl::blocked_keys(int64_t P, int64_t T, const torch::Device& device) const {
+  const auto options = torch::TensorOptions().dtype(torch::kLong).device(device);
+  auto query = torch::arange(P, P + T, options).view({T, 1});  // (T, 1) positions of the new tokens
+  auto key = torch::arange(P + T, options).view({1, P + T});   // (1, P+T) positions of every key
+  auto blocked = key > query;                                  // (T, P+T): the future
+  if (config_.attention_window > 0) blocked = blocked | (key <= query - config_.attention_window);
+  return blocked;
+}
+
 torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
   const int64_t T = idx.size(1);
   const int64_t P = cache && !cache->empty() ? (*cache)[0].length() : 0;
@@ -58,12 +66,7 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   // (B, T, C). Vaswani et al.: a sinusoid is added to token embeddings scaled by sqrt(C).
   auto x = add_position_encoding(config_.position, wte(idx), wpe, position_tables, P, std::sqrt(double(config_.d_model)));
   x = emb_dropout(x);
-  // Blocked positions: (T, P+T) causal slice; with a prefix, (B, 1, T, T) opened inside the prefix.
-  auto blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);
-  if (blocked.device() != idx.device()) {
-    causal_blocked_ = causal_blocked_.to(idx.device());
-    blocked = causal_blocked_.slice(0, P, P + T).slice(1, 0, P + T);
-  }
+  auto blocked = blocked_keys(P, T, idx.device());  // (T, P+T)
   if (prefix_len.defined()) {
     TORCH_CHECK(P == 0, "prefix-LM attention cannot be combined with a KV cache");
     auto pos = torch::arange(T, idx.options());
@@ -73,7 +76,8 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   }
   // alibi / relative: (1, nh, T, P+T) score bias; undefined otherwise.
   auto position_bias = attn_bias ? attn_bias(T, P + T, P, idx.device()) : torch::Tensor();
-  const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined()};
+  const bool window_open = config_.attention_window == 0 || T <= config_.attention_window;
+  const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined() && window_open};
   for (size_t i = 0; i < h->size(); ++i) {
     x = h->at<TransformerBlockImpl>(i).forward(x, mask, cache ? &(*cache)[i] : nullptr, position_bias);
   }

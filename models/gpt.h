@@ -43,7 +43,9 @@ class GPTImpl : public torch::nn::Module {
  private:
   void init_weights();
   ModelConfig config_;
-  torch::Tensor causal_blocked_;  // (L, L) bool, true above the diagonal
+  // (T, P+T) bool for queries at positions P .. P+T-1 over keys 0 .. P+T-1: true at later keys and, with an
+  // attention window W, at keys W or more positions back.
+  torch::Tensor blocked_keys(int64_t P, int64_t T, const torch::Device& device) const;
 };
 TORCH_MODULE(GPT);
 

@@ -264,6 +264,45 @@ ModelConfig llama_config(const HfFields& f, std::vector<std::string>& notes) {
   return c;
 }
 
+// Qwen2: Llama with biases on q, k and v only. transformers applies a sliding window (use_sliding_window) to every
+// layer's mask whatever max_window_layers says, so only a window that cannot bind is accepted.
+ModelConfig qwen2_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c = llama_config(f, notes);
+  c.qkv_bias = true;
+  if (f.boolean("use_sliding_window", false)) {
+    const int64_t window = f.integer("sliding_window", 4096);
+    if (window < c.max_seq_len) {
+      throw HfFormatError("config.json: use_sliding_window true with sliding_window " + std::to_string(window) +
+                          " shorter than max_position_embeddings " + std::to_string(c.max_seq_len) +
+                          " is not supported (lmzoo implements Qwen2 without a window)");
+    }
+  }
+  return c;
+}
+
+// Mistral: Llama with a sliding window (null: none), lmzoo's attention_window.
+ModelConfig mistral_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c = llama_config(f, notes);
+  if (f.has("sliding_window")) {
+    c.attention_window = f.integer("sliding_window");
+    if (c.attention_window < 1) throw HfFormatError("config.json: sliding_window must be positive or null");
+  }
+  return c;
+}
+
+std::string model_type_of(HfArchitecture a);
+
+// The model_type of every architecture, comma-separated, each once.
+std::string supported_model_types() {
+  std::string list;
+  for (const auto& entry : EnumTable<HfArchitecture>::entries) {
+    const std::string type = model_type_of(entry.value);
+    if (list.find(type) != std::string::npos) continue;
+    list += (list.empty() ? "" : ", ") + type;
+  }
+  return list;
+}
+
 // The architecture config.json names: its "architectures" entry, else the model_type's usual class.
 HfArchitecture architecture_of(const HfFields& f, const std::string& model_type) {
   if (f.has("architectures")) {
@@ -281,8 +320,10 @@ HfArchitecture architecture_of(const HfFields& f, const std::string& model_type)
   if (model_type == "bert") return HfArchitecture::kBertForMaskedLM;
   if (model_type == "t5") return HfArchitecture::kT5ForConditionalGeneration;
   if (model_type == "llama") return HfArchitecture::kLlamaForCausalLM;
+  if (model_type == "qwen2") return HfArchitecture::kQwen2ForCausalLM;
+  if (model_type == "mistral") return HfArchitecture::kMistralForCausalLM;
   if (model_type.empty()) throw HfFormatError("config.json names neither 'architectures' nor 'model_type'");
-  throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (gpt2, bert, t5, llama)");
+  throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (" + supported_model_types() + ")");
 }
 
 // The model_type every architecture belongs to.
@@ -294,6 +335,8 @@ std::string model_type_of(HfArchitecture a) {
     case HfArchitecture::kBertForSequenceClassification: return "bert";
     case HfArchitecture::kT5ForConditionalGeneration: return "t5";
     case HfArchitecture::kLlamaForCausalLM: return "llama";
+    case HfArchitecture::kQwen2ForCausalLM: return "qwen2";
+    case HfArchitecture::kMistralForCausalLM: return "mistral";
   }
   throw std::logic_error("architecture outside its table");
 }
@@ -337,6 +380,8 @@ HfModelDescription model_config_from_hf(const json& hf) {
     case HfArchitecture::kBertForSequenceClassification: d.config = bert_config(f, architecture, d.notes); break;
     case HfArchitecture::kT5ForConditionalGeneration: d.config = t5_config(f, d.notes); break;
     case HfArchitecture::kLlamaForCausalLM: d.config = llama_config(f, d.notes); break;
+    case HfArchitecture::kQwen2ForCausalLM: d.config = qwen2_config(f, d.notes); break;
+    case HfArchitecture::kMistralForCausalLM: d.config = mistral_config(f, d.notes); break;
   }
   try {
     d.config.validate();
@@ -355,6 +400,16 @@ HfArchitecture hf_architecture_of(const ModelConfig& c) {
         require_twin(c.norm == NormKind::kRmsNorm && c.norm_position == NormPosition::kPre && c.final_norm, c, llama,
                      "pre-norm RMSNorm with a final norm");
         require_twin(c.activation == Activation::kSwiglu, c, llama, "activation swiglu");
+        require_twin(c.rope_fraction == 1.0 && !c.parallel_residual, c, llama,
+                     "rope over whole heads and sequential residuals");
+        if (c.qkv_bias && !c.bias) {
+          require_twin(c.attention_window == 0, c, "Qwen2", "no attention window");
+          return HfArchitecture::kQwen2ForCausalLM;
+        }
+        if (c.attention_window > 0) {
+          require_twin(!c.bias, c, "Mistral", "no biases");
+          return HfArchitecture::kMistralForCausalLM;
+        }
         return HfArchitecture::kLlamaForCausalLM;
       }
       const std::string gpt2 = "GPT-2";
@@ -366,6 +421,8 @@ HfArchitecture hf_architecture_of(const ModelConfig& c) {
       require_twin(!c.gated_ffn(), c, gpt2, "an ungated activation");
       require_twin(kv_plain, c, gpt2, "one key/value head per query head");
       require_twin(c.tie_embeddings, c, gpt2, "tied embeddings");
+      require_twin(!c.qkv_bias && !c.parallel_residual && c.attention_window == 0, c, gpt2,
+                   "no q/k/v-only biases, parallel residuals or attention window");
       return HfArchitecture::kGpt2LMHeadModel;
     }
     case Arch::kBert: {
@@ -436,12 +493,19 @@ json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenI
       break;
     }
     case HfArchitecture::kLlamaForCausalLM:
+    case HfArchitecture::kQwen2ForCausalLM:
+    case HfArchitecture::kMistralForCausalLM:
       j.update({{"hidden_size", c.d_model}, {"intermediate_size", c.ff_dim()}, {"num_hidden_layers", c.n_layer},
                 {"num_attention_heads", c.n_head}, {"num_key_value_heads", c.kv_heads()},
                 {"head_dim", c.head_size()}, {"max_position_embeddings", c.max_seq_len},
                 {"rms_norm_eps", c.norm_eps}, {"rope_theta", c.rope_base}, {"rope_scaling", nullptr},
-                {"hidden_act", "silu"}, {"attention_bias", c.bias}, {"mlp_bias", c.bias},
-                {"attention_dropout", c.dropout}, {"initializer_range", 0.02}});
+                {"hidden_act", "silu"}, {"attention_dropout", c.dropout}, {"initializer_range", 0.02}});
+      if (a == HfArchitecture::kLlamaForCausalLM) j.update({{"attention_bias", c.bias}, {"mlp_bias", c.bias}});
+      if (a == HfArchitecture::kQwen2ForCausalLM) {
+        j.erase("head_dim");  // Qwen2's heads are hidden_size / num_attention_heads
+        j.update({{"use_sliding_window", false}, {"sliding_window", nullptr}, {"max_window_layers", c.n_layer}});
+      }
+      if (a == HfArchitecture::kMistralForCausalLM) j["sliding_window"] = c.attention_window;
       break;
   }
   return j;

@@ -1,4 +1,4 @@
-// The name tables of GPT-2, BERT, T5 and Llama, and the copies through them in both directions.
+// The name tables of GPT-2, BERT, T5 and Llama (with Qwen2 and Mistral), and the copies through them in both directions.
 #include "models/hf_weights.h"
 
 #include <set>
@@ -28,15 +28,17 @@ class RuleList {
     rules_.push_back({lmzoo + ".weight", {hf + ".weight"}, {}, layout});
     if (bias_) rules_.push_back({lmzoo + ".bias", {hf + ".bias"}, {}, HfLayout::kSame});
   }
-  // A fused lmzoo linear layer whose output rows are the HF layers' outputs, in order.
-  void fused(const std::string& lmzoo, const std::vector<std::string>& hf, const std::vector<int64_t>& rows) {
+  // A fused lmzoo linear layer whose output rows are the HF layers' outputs, in order (biases: when the model has
+  // them, or where BIAS says so).
+  void fused(const std::string& lmzoo, const std::vector<std::string>& hf, const std::vector<int64_t>& rows,
+             bool bias = false) {
     std::vector<std::string> weights, biases;
     for (const auto& name : hf) {
       weights.push_back(name + ".weight");
       biases.push_back(name + ".bias");
     }
     rules_.push_back({lmzoo + ".weight", weights, rows, HfLayout::kSame});
-    if (bias_) rules_.push_back({lmzoo + ".bias", biases, rows, HfLayout::kSame});
+    if (bias_ || bias) rules_.push_back({lmzoo + ".bias", biases, rows, HfLayout::kSame});
   }
   void norm(const std::string& lmzoo, const std::string& hf) { linear(lmzoo, hf); }
   void norm_without_bias(const std::string& lmzoo, const std::string& hf) { tensor(lmzoo + ".weight", hf + ".weight"); }
@@ -70,6 +72,7 @@ std::vector<HfWeightRule> gpt2_rules(const ModelConfig& c) {
   return r.take();
 }
 
+// Llama and its kin with Llama's names: Qwen2 (q/k/v biases), Mistral.
 std::vector<HfWeightRule> llama_rules(const ModelConfig& c) {
   RuleList r(c.bias);
   r.tensor("wte.weight", "model.embed_tokens.weight");
@@ -77,7 +80,7 @@ std::vector<HfWeightRule> llama_rules(const ModelConfig& c) {
     const std::string l = "h." + std::to_string(i) + ".", hf = "model.layers." + std::to_string(i) + ".";
     r.norm_without_bias(l + "ln_1", hf + "input_layernorm");
     r.fused(l + "attn.c_attn", {hf + "self_attn.q_proj", hf + "self_attn.k_proj", hf + "self_attn.v_proj"},
-            {c.attn_dim(), c.kv_dim(), c.kv_dim()});
+            {c.attn_dim(), c.kv_dim(), c.kv_dim()}, c.qkv_bias);
     r.linear(l + "attn.c_proj", hf + "self_attn.o_proj");
     r.norm_without_bias(l + "ln_2", hf + "post_attention_layernorm");
     r.linear(l + "mlp.c_fc", hf + "mlp.gate_proj");
@@ -200,6 +203,8 @@ std::string canonical_name(HfArchitecture a, std::string name) {
       if (starts_with(name, "bert.")) name = name.substr(5);
       break;
     case HfArchitecture::kLlamaForCausalLM:
+    case HfArchitecture::kQwen2ForCausalLM:
+    case HfArchitecture::kMistralForCausalLM:
       if (!starts_with(name, "model.") && !starts_with(name, "lm_head.")) name = "model." + name;
       break;
     case HfArchitecture::kT5ForConditionalGeneration: break;
@@ -235,7 +240,9 @@ std::vector<HfWeightRule> hf_weight_rules(HfArchitecture a, const ModelConfig& c
     case HfArchitecture::kBertModel:
     case HfArchitecture::kBertForSequenceClassification: return bert_rules(a, c);
     case HfArchitecture::kT5ForConditionalGeneration: return t5_rules(c);
-    case HfArchitecture::kLlamaForCausalLM: return llama_rules(c);
+    case HfArchitecture::kLlamaForCausalLM:
+    case HfArchitecture::kQwen2ForCausalLM:
+    case HfArchitecture::kMistralForCausalLM: return llama_rules(c);
   }
   throw std::logic_error("architecture outside its table");
 }

@@ -12,7 +12,8 @@ inline int64_t norm(const ModelConfig& c) { return c.norm == NormKind::kLayerNor
 // c_attn (q, k, v) + c_proj.
 inline int64_t self_attention(const ModelConfig& c) {
   const int64_t d = c.d_model, qkv = c.attn_dim() + 2 * c.kv_dim(), bias = c.bias ? 1 : 0;
-  return d * qkv + qkv * bias + c.attn_dim() * d + d * bias;
+  const int64_t qkv_bias = c.bias || c.qkv_bias ? 1 : 0;
+  return d * qkv + qkv * qkv_bias + c.attn_dim() * d + d * bias;
 }
 
 // c_q + c_kv + c_proj.

@@ -18,6 +18,10 @@ void write_gpt(script::SourceWriter& s, const ModelConfig& c) {
   const std::string bias = s.position_setup("wpe.weight", "input_ids.device");
   s.line("pos = torch.arange(T, device=input_ids.device)");
   s.line("blocked = pos.unsqueeze(0) > pos.unsqueeze(1)", "(T, T): true above the diagonal");
+  if (c.attention_window > 0) {
+    s.line("blocked = blocked | (pos.unsqueeze(0) <= pos.unsqueeze(1) - " + std::to_string(c.attention_window) + ")",
+           "keys outside the attention window");
+  }
   for (int64_t i = 0; i < c.n_layer; ++i) s.block("h." + std::to_string(i), "blocked", bias);
   if (c.final_norm) s.line("x = " + s.norm("ln_f", "x"));
   const std::string head = s.param(c.tie_embeddings ? "wte.weight" : "lm_head.weight");

@@ -10,9 +10,12 @@
                                       reference vs an lmzoo TorchScript export; prints `ARCH max_abs_diff=X`
   check-roundtrip HF_DIR EXPORTED_DIR [--allow-extra]
                                       every tensor of HF_DIR bit-for-bit in EXPORTED_DIR (names normalised)
+  greedy ARCH MODEL_DIR IDS_JSON [--steps N]
+                                      greedy decoding of the float64 reference: N new ids per row, as JSON
   selftest                            checks of this file itself
 
-ARCH: gpt2 gpt2-legacy bert-mlm bert-legacy bert-model bert-cls t5-v1_0 t5-v1_1 llama llama-sharded.
+ARCH: gpt2 gpt2-legacy bert-mlm bert-legacy bert-model bert-cls t5-v1_0 t5-v1_1 llama llama-sharded qwen2 mistral
+smollm2 (qwen2, mistral and smollm2, a tied Llama, use Llama's tensor names: the "llama" family here).
 IDS_JSON: a file or a literal JSON object {"input_ids": [[...]], "decoder_input_ids": [[...]] (T5),
 "attention_mask": [[...]] (BERT/T5, optional), "token_type_ids": [[...]] (BERT, optional)}.
 Run with /usr/bin/python3 (Debian's python3-torch).
@@ -28,7 +31,7 @@ import tempfile
 import torch
 
 ARCHS = ["gpt2", "gpt2-legacy", "bert-mlm", "bert-legacy", "bert-model", "bert-cls",
-         "t5-v1_0", "t5-v1_1", "llama", "llama-sharded"]
+         "t5-v1_0", "t5-v1_1", "llama", "llama-sharded", "qwen2", "mistral", "smollm2"]
 TRANSFORMERS_VERSION = "4.46.3"
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -229,6 +232,9 @@ def llama_params(cfg):
     p = [("model.embed_tokens.weight", [V, C], "embed")]
     for i in range(cfg["num_hidden_layers"]):
         h = "model.layers.%d." % i
+        if cfg["model_type"] == "qwen2":  # biases on q, k and v only
+            p += [(h + "self_attn.q_proj.bias", [q_out], "bias"), (h + "self_attn.k_proj.bias", [kv_out], "bias"),
+                  (h + "self_attn.v_proj.bias", [kv_out], "bias")]
         p += [(h + "self_attn.q_proj.weight", [q_out, C], "linear"), (h + "self_attn.k_proj.weight", [kv_out, C], "linear"),
               (h + "self_attn.v_proj.weight", [kv_out, C], "linear"), (h + "self_attn.o_proj.weight", [C, q_out], "linear"),
               (h + "mlp.gate_proj.weight", [F, C], "linear"), (h + "mlp.up_proj.weight", [F, C], "linear"),
@@ -289,17 +295,32 @@ def t5_config(v1_1):
     return cfg
 
 
-def llama_config():
-    return {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
-            "bos_token_id": 1, "eos_token_id": 2, "head_dim": 8, "hidden_act": "silu", "hidden_size": 32,
-            "initializer_range": 0.02, "intermediate_size": 88, "max_position_embeddings": 32, "mlp_bias": False,
-            "model_type": "llama", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
-            "pretraining_tp": 1, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 500000.0,
-            "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": TRANSFORMERS_VERSION,
-            "use_cache": True, "vocab_size": 97}
+def llama_config(arch="llama"):
+    cfg = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "bos_token_id": 1, "eos_token_id": 2, "head_dim": 8, "hidden_act": "silu", "hidden_size": 32,
+           "initializer_range": 0.02, "intermediate_size": 88, "max_position_embeddings": 32, "mlp_bias": False,
+           "model_type": "llama", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+           "pretraining_tp": 1, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 500000.0,
+           "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": TRANSFORMERS_VERSION,
+           "use_cache": True, "vocab_size": 97}
+    if arch in ("qwen2", "mistral"):
+        for key in ("attention_bias", "mlp_bias", "pretraining_tp", "head_dim"):
+            del cfg[key]
+    if arch == "qwen2":  # as Qwen2Config writes it: sliding_window null unless use_sliding_window; tied like 0.5B
+        cfg.update({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "max_window_layers": 2,
+                    "sliding_window": None, "use_sliding_window": False, "tie_word_embeddings": True,
+                    "rope_theta": 1000000.0})
+    if arch == "smollm2":  # SmolLM2: a Llama with tied embeddings, bos = eos = <|endoftext|> 0
+        cfg.update({"tie_word_embeddings": True, "rope_theta": 100000.0, "bos_token_id": 0, "eos_token_id": 0})
+    if arch == "mistral":  # a window of 5 binds within the 8-token test inputs
+        cfg.update({"architectures": ["MistralForCausalLM"], "model_type": "mistral", "sliding_window": 5,
+                    "head_dim": 8})
+    return cfg
 
 
 def family(arch):
+    if arch in ("qwen2", "mistral", "smollm2"):
+        return "llama"  # Llama's tensor names and formulas, with q/k/v biases or a sliding window
     for name in ("gpt2", "bert", "t5", "llama"):
         if arch.startswith(name):
             return name
@@ -308,7 +329,7 @@ def family(arch):
 
 def config_for(arch):
     return {"gpt2": lambda: gpt2_config(arch == "gpt2-legacy"), "bert": lambda: bert_config(arch),
-            "t5": lambda: t5_config(arch == "t5-v1_1"), "llama": llama_config}[family(arch)]()
+            "t5": lambda: t5_config(arch == "t5-v1_1"), "llama": lambda: llama_config(arch)}[family(arch)]()
 
 
 def params_for(arch, cfg):
@@ -599,6 +620,12 @@ def t5_forward(cfg, W, ids, attention_mask, decoder_ids):
     return {"logits": y @ W["lm_head.weight"].t()}
 
 
+def affine(x, W, name):
+    """x @ W[name.weight]^T (+ W[name.bias] where the checkpoint has one)."""
+    y = x @ W[name + ".weight"].t()
+    return y + W[name + ".bias"] if name + ".bias" in W else y
+
+
 def rotate_half(x):
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
@@ -615,16 +642,20 @@ def llama_forward(cfg, W, ids):
     emb = torch.cat((freqs, freqs), dim=-1)  # (T, hd)
     cos, sin = emb.cos(), emb.sin()
     act = activation(cfg.get("hidden_act", "silu"))
+    mask = causal_mask(T)
+    window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" or cfg.get("use_sliding_window") else None
+    if window:  # Mistral: query i sees keys i - window + 1 .. i
+        mask = mask.masked_fill(torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window), float("-inf"))
     x = W["model.embed_tokens.weight"][ids]  # (B, T, C)
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
         h = rms(x, W[p + "input_layernorm.weight"], eps)
-        q = split_heads(h @ W[p + "self_attn.q_proj.weight"].t(), nh)  # (B, nh, T, hd)
-        k = split_heads(h @ W[p + "self_attn.k_proj.weight"].t(), nkv)  # (B, nkv, T, hd)
-        v = split_heads(h @ W[p + "self_attn.v_proj.weight"].t(), nkv)
+        q = split_heads(affine(h, W, p + "self_attn.q_proj"), nh)  # (B, nh, T, hd)
+        k = split_heads(affine(h, W, p + "self_attn.k_proj"), nkv)  # (B, nkv, T, hd)
+        v = split_heads(affine(h, W, p + "self_attn.v_proj"), nkv)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         k, v = k.repeat_interleave(nh // nkv, dim=1), v.repeat_interleave(nh // nkv, dim=1)  # repeat_kv: (B, nh, T, hd)
-        a = attend(q / math.sqrt(hd), k, v, causal_mask(T))
+        a = attend(q / math.sqrt(hd), k, v, mask)
         x = x + merge_heads(a) @ W[p + "self_attn.o_proj.weight"].t()
         h = rms(x, W[p + "post_attention_layernorm.weight"], eps)
         g = act(h @ W[p + "mlp.gate_proj.weight"].t()) * (h @ W[p + "mlp.up_proj.weight"].t())
@@ -654,6 +685,15 @@ def reference(arch, model_dir, inputs):
     if fam == "t5":
         return t5_forward(cfg, W, ids, mask, inputs["decoder_input_ids"])
     return llama_forward(cfg, W, ids)
+
+
+def cmd_greedy(args):
+    """Greedy decoding with full forward passes (no cache): the reference of `lmzoo generate --temperature 0`."""
+    ids = read_ids(args.ids_json)["input_ids"]
+    for _ in range(args.steps):
+        logits = reference(args.arch, args.model_dir, {"input_ids": ids})["logits"]
+        ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    print(json.dumps(ids[:, -args.steps:].tolist()))
 
 
 def cmd_logits(args):
@@ -820,7 +860,8 @@ def selftest_variants(results, tmp):
 
 
 def selftest_causality(results, tmp):
-    for arch, key in (("gpt2", "input_ids"), ("llama", "input_ids"), ("t5-v1_0", "decoder_input_ids"),
+    for arch, key in (("gpt2", "input_ids"), ("llama", "input_ids"), ("qwen2", "input_ids"), ("mistral", "input_ids"),
+                      ("t5-v1_0", "decoder_input_ids"),
                       ("t5-v1_1", "decoder_input_ids")):
         d = os.path.join(tmp, arch)
         a = selftest_inputs(arch)
@@ -830,6 +871,18 @@ def selftest_causality(results, tmp):
         earlier = torch.equal(ra[:, :-1], rb[:, :-1])
         last = not torch.equal(ra[:, -1:], rb[:, -1:])
         check(results, "%s causal: a new last token changes only the last logits" % arch, earlier and last)
+
+
+def selftest_window(results, tmp):
+    """Mistral's window: the first `window` positions see every earlier key anyway; later ones see fewer."""
+    d = os.path.join(tmp, "mistral")
+    cfg, W = load_config(d), load_weights(d, "llama")
+    ids = selftest_inputs("mistral")["input_ids"]
+    windowed = llama_forward(cfg, W, ids)["logits"]
+    whole = llama_forward(dict(cfg, sliding_window=None), W, ids)["logits"]
+    w = cfg["sliding_window"]
+    check(results, "mistral window: positions < window unchanged, later ones changed",
+          torch.equal(windowed[:, :w], whole[:, :w]) and not torch.allclose(windowed[:, w:], whole[:, w:]))
 
 
 def selftest_bert_heads(results, tmp):
@@ -892,6 +945,7 @@ def cmd_selftest(args):
         selftest_buckets(results)
         selftest_variants(results, tmp)
         selftest_causality(results, tmp)
+        selftest_window(results, tmp)
         selftest_bert_heads(results, tmp)
         selftest_against_torch_nn(results, tmp)
         round_trip = cmd_quiet_roundtrip(os.path.join(tmp, "gpt2-legacy"), os.path.join(tmp, "gpt2"))
@@ -934,6 +988,11 @@ def main(argv):
     p.add_argument("hf_dir")
     p.add_argument("exported_dir")
     p.add_argument("--allow-extra", action="store_true", help="extra tensors in EXPORTED_DIR are not a failure")
+    p = sub.add_parser("greedy", help="greedy decoding of the reference, new ids as JSON")
+    p.add_argument("arch", choices=ARCHS)
+    p.add_argument("model_dir")
+    p.add_argument("ids_json")
+    p.add_argument("--steps", type=int, default=20)
     sub.add_parser("selftest", help="check this file's writer, reader and reference passes")
     args = parser.parse_args(argv)
     torch.set_grad_enabled(False)
@@ -942,6 +1001,9 @@ def main(argv):
         return 0
     if args.command == "logits":
         cmd_logits(args)
+        return 0
+    if args.command == "greedy":
+        cmd_greedy(args)
         return 0
     return {"compare": cmd_compare, "check-roundtrip": cmd_check_roundtrip, "selftest": cmd_selftest}[args.command](args)
 

@@ -1,5 +1,6 @@
 // The switch matrix of issue 5 for the tests: every position scheme crossed with every activation, the
-// other switches (norm, norm position, kv heads, bias, tying, final norm, vocab padding, dropout) cycled
+// other switches (norm, norm position, kv heads, bias, tying, final norm, vocab padding, dropout; gpt: q/k/v-only
+// biases, attention window) cycled
 // so that each of their values meets several positions and activations.
 #pragma once
 #include <string>
@@ -33,9 +34,15 @@ inline std::vector<Variant> switch_matrix(Arch arch) {
       c.vocab_multiple = i % 4 == 0 ? 64 : 1;
       c.dropout = i % 5 == 1 ? 0.1 : 0.0;
       c.init = parse_enum<InitScheme>(i % 2 ? "bert" : "gpt2");
+      if (arch == Arch::kGpt) {  // gpt-only switches: Qwen2's q/k/v biases, Mistral's window (3 < the tests' lengths)
+        c.qkv_bias = !c.bias && i % 4 == 2;
+        c.attention_window = i % 3 == 1 ? 3 : 0;
+      }
       all.push_back({enum_name(arch) + " " + position + " " + activation + " " + enum_name(c.norm) + " " + enum_name(c.norm_position) + "-norm kv " +
                          std::to_string(c.kv_heads()) + (c.bias ? " bias" : "") + (c.tie_embeddings ? " tied" : "") +
-                         (c.final_norm ? "" : " no-final-norm") + " vocab*" + std::to_string(c.vocab_multiple),
+                         (c.final_norm ? "" : " no-final-norm") + " vocab*" + std::to_string(c.vocab_multiple) +
+                         (c.qkv_bias ? " qkv-bias" : "") +
+                         (c.attention_window ? " window " + std::to_string(c.attention_window) : ""),
                      c});
       ++i;
     }

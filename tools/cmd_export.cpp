@@ -76,7 +76,7 @@ int run_export(int argc, char** argv) {
                            "per family, encode / decode; attributes config_json and tokenizer_model (the serialized tokenizer: a "
                            "SentencePiece model, or JSON holding an HF tokenizer's files). hf: "
                            "config.json, model.safetensors and the tokenizer's files, which transformers' "
-                           "from_pretrained loads (GPT-2, Llama, BERT masked-LM or classifier, T5 shapes).");
+                           "from_pretrained loads (" + enum_choices<HfArchitecture>(", ") + " shapes).");
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("out", "output: a file for torchscript (e.g. model.pt), a directory for hf", cxxopts::value<std::string>())

@@ -1,4 +1,4 @@
-// lmzoo import: a Hugging Face model directory (GPT-2, BERT, T5, Llama) as an lmzoo checkpoint.
+// lmzoo import: a Hugging Face model directory (every HfArchitecture) as an lmzoo checkpoint.
 #include <iostream>
 
 #include "tools/cli_common.h"
@@ -12,9 +12,8 @@ int run_import(int argc, char** argv) {
   cxxopts::Options options("lmzoo import",
                            "Turn a Hugging Face model directory (config.json, model.safetensors or a sharded "
                            "model.safetensors.index.json, tokenizer files) into an lmzoo checkpoint that train "
-                           "--init, eval, generate and export accept. Architectures: GPT2LMHeadModel, "
-                           "BertForMaskedLM, BertModel, BertForSequenceClassification, T5ForConditionalGeneration "
-                           "(v1.0, v1.1), LlamaForCausalLM.");
+                           "--init, eval, generate and export accept. Architectures: " +
+                               enum_choices<HfArchitecture>(", ") + ".");
   options.custom_help("HF_DIR --out CHECKPOINT_DIR [--tokenizer DIR]").positional_help("");
   options.add_options()
       ("hf-dir", "the Hugging Face model directory (positional)", cxxopts::value<std::string>())

@@ -7,10 +7,12 @@ Usage:
         [--gpt2-tokenizer DIR] [--seed N] [--tol 1e-4] [--only ARCH[,ARCH...]] [--skip-tokenizers]
 
 Per architecture (gpt2, bert = BertForMaskedLM, bert-cls = BertForSequenceClassification with 3 labels,
-t5-v1_0, t5-v1_1, llama with GQA), all tiny (vocabulary 97, width 32, 2 layers) and randomly initialised:
+t5-v1_0, t5-v1_1, llama with GQA, qwen2 (q/k/v biases, tied), mistral (sliding window 5), smollm2 (tied
+Llama)), all tiny (vocabulary 97, width 32, 2 layers) and randomly initialised:
   1. transformers builds the model from a config and save_pretrained()s it to WORK/hf_ARCH;
   2. `lmzoo import WORK/hf_ARCH --out WORK/lmzoo_ARCH`;
   3. `lmzoo export --checkpoint WORK/lmzoo_ARCH --out WORK/ARCH.pt`; torch.jit.load; logits vs transformers (fp32);
+     causal models: `lmzoo generate --temperature 0` of 20 tokens vs transformers' greedy generate();
   4. `lmzoo export --checkpoint WORK/lmzoo_ARCH --format hf --out WORK/back_ARCH`; AutoModelFor*.from_pretrained
      with output_loading_info=True: no missing / unexpected / mismatched keys, no warning about weights left
      uninitialised or unused; logits vs the original model; every original tensor bit-for-bit in the export
@@ -34,16 +36,19 @@ import subprocess
 import sys
 import warnings
 
-ARCHS = ["gpt2", "bert", "bert-cls", "t5-v1_0", "t5-v1_1", "llama"]
+ARCHS = ["gpt2", "bert", "bert-cls", "t5-v1_0", "t5-v1_1", "llama", "qwen2", "mistral", "smollm2"]
+CAUSAL = ["gpt2", "llama", "qwen2", "mistral", "smollm2"]  # checked with greedy generate too
 TOKENIZER_FAMILIES = ["gpt2", "bert", "t5", "llama"]
 VOCAB = 97
 TEXT = "Hello  world!\tÇa va? 日本語のテキスト 🙂🚀 naïve café\n  end"
 MODEL_CLASS = {"gpt2": "GPT2LMHeadModel", "bert": "BertForMaskedLM", "bert-cls": "BertForSequenceClassification",
                "t5-v1_0": "T5ForConditionalGeneration", "t5-v1_1": "T5ForConditionalGeneration",
-               "llama": "LlamaForCausalLM"}
+               "llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "mistral": "MistralForCausalLM",
+               "smollm2": "LlamaForCausalLM"}
 AUTO_CLASS = {"gpt2": "AutoModelForCausalLM", "bert": "AutoModelForMaskedLM",
               "bert-cls": "AutoModelForSequenceClassification", "t5-v1_0": "AutoModelForSeq2SeqLM",
-              "t5-v1_1": "AutoModelForSeq2SeqLM", "llama": "AutoModelForCausalLM"}
+              "t5-v1_1": "AutoModelForSeq2SeqLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
+              "mistral": "AutoModelForCausalLM", "smollm2": "AutoModelForCausalLM"}
 # Words of a loading warning that mean weights were dropped, left out or freshly initialised.
 BAD_LOAD_WORDS = ("initialized", "initialised", "were not used", "missing", "unexpected", "mismatch")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,13 +88,23 @@ def hf_config(tf, arch, vocab_size):
                            relative_attention_max_distance=128, feed_forward_proj="gated-gelu" if v1_1 else "relu",
                            tie_word_embeddings=not v1_1, layer_norm_epsilon=1e-6, decoder_start_token_id=0,
                            pad_token_id=0, eos_token_id=1)
-    rope = {"rope_theta": 500000.0, "rope_scaling": None}
+    theta = {"qwen2": 1000000.0, "smollm2": 100000.0}.get(arch, 500000.0)
+    rope = {"rope_theta": theta, "rope_scaling": None}
     if "rope_parameters" in inspect.signature(tf.LlamaConfig.__init__).parameters:  # transformers 5
-        rope = {"rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}}
-    return tf.LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=88, num_hidden_layers=2,
-                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32, rms_norm_eps=1e-6,
-                          hidden_act="silu", attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
-                          bos_token_id=1, eos_token_id=2, **rope)
+        rope = {"rope_parameters": {"rope_type": "default", "rope_theta": theta}}
+    shape = dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=88, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32, rms_norm_eps=1e-6,
+                 hidden_act="silu", **rope)
+    if arch == "qwen2":  # q/k/v biases, tied, no window
+        return tf.Qwen2Config(tie_word_embeddings=True, use_sliding_window=False, bos_token_id=1, eos_token_id=2,
+                              **shape)
+    if arch == "mistral":  # a window of 5 binds within the 8-token inputs and the 20 generated tokens
+        return tf.MistralConfig(sliding_window=5, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, **shape)
+    if arch == "smollm2":  # a tied Llama
+        return tf.LlamaConfig(attention_bias=False, mlp_bias=False, tie_word_embeddings=True, bos_token_id=0,
+                              eos_token_id=0, **shape)
+    return tf.LlamaConfig(attention_bias=False, mlp_bias=False, tie_word_embeddings=False, bos_token_id=1,
+                          eos_token_id=2, **shape)
 
 
 def init_std(arch, name, shape):
@@ -145,7 +160,7 @@ def make_inputs(torch, arch, vocab_size, device):
 
 def hf_logits(torch, arch, model, inputs):
     with torch.no_grad():
-        if arch.startswith("gpt2") or arch == "llama":
+        if arch in CAUSAL:
             out = model(input_ids=inputs["input_ids"])
         else:
             out = model(**inputs)
@@ -155,7 +170,7 @@ def hf_logits(torch, arch, model, inputs):
 def lmzoo_logits(torch, arch, module, inputs):
     """lmzoo TorchScript: GPT/Llama forward(ids); BERT forward(ids, mask, types); T5 forward(ids, mask, dec)."""
     with torch.no_grad():
-        if arch.startswith("gpt2") or arch == "llama":
+        if arch in CAUSAL:
             return module.forward(inputs["input_ids"]).float()
         if arch.startswith("bert"):
             return module.forward(inputs["input_ids"], inputs["attention_mask"], inputs["token_type_ids"]).float()
@@ -278,6 +293,8 @@ def check_arch(report, args, torch, tf, arch):
         module.eval()
         judge(report, "%s TorchScript logits vs transformers" % arch,
               max_abs_diff(ref, lmzoo_logits(torch, arch, module, inputs)), args.tol)
+    if arch in CAUSAL:
+        check_generate(report, args, torch, arch, model, run_dir)
     if not lmzoo_step(report, "%s lmzoo export --format hf" % arch,
                       [args.lmzoo, "export", "--checkpoint", run_dir, "--format", "hf", "--out", back_dir]):
         return
@@ -291,6 +308,30 @@ def check_arch(report, args, torch, tf, arch):
     judge(report, "%s re-exported HF logits vs original" % arch, max_abs_diff(ref, hf_logits(torch, arch, back, inputs)),
           args.tol)
     check_roundtrip_bytes(report, arch, hf_dir, back_dir)
+
+
+def check_generate(report, args, torch, arch, model, run_dir):
+    """`lmzoo generate --temperature 0` for 20 tokens vs transformers' greedy generate() of the same weights: the
+    printed line must be the prompt followed by lmzoo's decoding of transformers' 20 new ids."""
+    name = "%s greedy generate (20 tokens) vs transformers" % arch
+    prompt_ids = [5, 17, 42]  # "tok5 tok17 tok42" in the numbered vocabulary
+    prompt = " ".join("tok%d" % i for i in prompt_ids)
+    model.generation_config.eos_token_id = None  # as --ignore-eos: always 20 tokens
+    model.generation_config.pad_token_id = 0
+    with torch.no_grad():
+        out = model.generate(torch.tensor([prompt_ids], device=args.device), max_new_tokens=20, do_sample=False)
+    new_ids = out[0, len(prompt_ids):].tolist()
+    printed = [i for i in new_ids if i >= 5]  # generate prints no special token ([PAD] .. [MASK]: ids 0-4)
+    decoded = run_cmd([args.lmzoo, "tokenizer", "decode", "--tokenizer", run_dir], " ".join(map(str, printed)))
+    generated = run_cmd([args.lmzoo, "generate", "--checkpoint", run_dir, "--prompt", prompt, "--temperature", "0",
+                         "--max-new-tokens", "20", "--ignore-eos", "--device", "cpu"])
+    if decoded.returncode != 0 or generated.returncode != 0:
+        report.add("FAIL", name, tail(decoded.stderr) + " " + tail(generated.stderr))
+        return
+    want = prompt + decoded.stdout.decode("utf-8")
+    got = generated.stdout.decode("utf-8").rstrip("\n").splitlines()[-1]
+    report.add("PASS" if got == want.rstrip("\n") else "FAIL", name,
+               "ids %s" % new_ids if got == want.rstrip("\n") else "lmzoo %r, transformers %r" % (got, want))
 
 
 # ---------------------------------------------------------------------------------------------------------------

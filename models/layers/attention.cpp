@@ -50,7 +50,8 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config, const PositionTa
       n_kv_head_(config.kv_heads()),
       head_dim_(config.head_size()),
       scale_(config.attention_scale()) {
-  c_attn = register_module("c_attn", linear(config.d_model, config.attn_dim() + 2 * config.kv_dim(), config.bias));
+  c_attn = register_module("c_attn", linear(config.d_model, config.attn_dim() + 2 * config.kv_dim(),
+                                            config.bias || config.qkv_bias));
   c_proj = register_module("c_proj", linear(config.attn_dim(), config.d_model, config.bias));
   attn_dropout = register_module("attn_dropout", torch::nn::Dropout(config.dropout));
   if (config.position == Position::kRope) rotary_ = tables->rotary;  // shared buffers: they move with the model
