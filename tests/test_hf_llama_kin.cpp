@@ -295,3 +295,23 @@ TEST_CASE("a SmolLM2-style Llama imports from a tokenizer.json-only directory an
   INFO(read_text(dir / "roundtrip.log"));
   CHECK(same_bytes);
 }
+
+TEST_CASE("lmzoo import refuses a windowed Qwen2 in one line, exit 2, writing nothing", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  const Fixture& corpus = tiny_corpus();
+  TempDir dir;
+  const std::string hf = dir / "hf", out = dir / "out";
+  REQUIRE(run_shell(kReference + " make qwen2 " + hf + " --vocab " + std::to_string(corpus.vocab_size), dir / "make.log"));
+  auto config = nlohmann::json::parse(read_text(hf + "/config.json"));
+  config["use_sliding_window"] = true;
+  config["sliding_window"] = 8;
+  write_text(hf + "/config.json", config.dump());
+  auto refused = run_cli("import " + hf + " --out " + out + " --tokenizer " + corpus.tokenizer_dir);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("use_sliding_window true with sliding_window 8") != std::string::npos);
+  CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
