@@ -363,7 +363,9 @@ json common_fields(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids
 
 }  // namespace
 
-HfModelDescription model_config_from_hf(const json& hf) {
+namespace {
+
+HfModelDescription read_model_config(const json& hf) {
   if (!hf.is_object()) throw HfFormatError("config.json is not a JSON object");
   const HfFields f(hf);
   const std::string model_type = f.text("model_type", "");
@@ -389,6 +391,18 @@ HfModelDescription model_config_from_hf(const json& hf) {
     throw HfFormatError(std::string("config.json describes a model lmzoo cannot build: ") + e.what());
   }
   return d;
+}
+
+}  // namespace
+
+HfModelDescription model_config_from_hf(const json& hf) {
+  try {
+    return read_model_config(hf);
+  } catch (const HfConfigError&) {
+    throw;
+  } catch (const HfFormatError& e) {
+    throw HfConfigError(e.what());
+  }
 }
 
 HfArchitecture hf_architecture_of(const ModelConfig& c) {

@@ -48,13 +48,19 @@ class HfFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// config.json itself is what lmzoo refuses (a field's value, type or absence): bad input, not a damaged file.
+class HfConfigError : public HfFormatError {
+ public:
+  using HfFormatError::HfFormatError;
+};
+
 struct HfModelDescription {
   HfArchitecture architecture;
   ModelConfig config;      // vocab_size = the embedding rows of the HF model (vocab_multiple 1)
   std::vector<std::string> notes;  // settings read loosely (e.g. dropouts lmzoo merges), one line each
 };
 
-// Reads a Hugging Face config.json object. Throws HfFormatError naming the first field whose value changes the
+// Reads a Hugging Face config.json object. Throws HfConfigError naming the first field whose value changes the
 // model in a way lmzoo does not implement (e.g. "position_embedding_type 'relative_key' is not supported").
 HfModelDescription model_config_from_hf(const nlohmann::json& hf);
 

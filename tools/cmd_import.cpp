@@ -25,8 +25,13 @@ int run_import(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r, "hf-dir")) return 0;
   if (!r.count("hf-dir")) throw UsageError("name the Hugging Face model directory, e.g. lmzoo import gpt2/ --out ckpt");
   require_option(r, "out");
-  const auto result = import_hf_model(r["hf-dir"].as<std::string>(), r["out"].as<std::string>(),
-                                      r["tokenizer"].as<std::string>());
+  HfImportResult result;
+  try {
+    result = import_hf_model(r["hf-dir"].as<std::string>(), r["out"].as<std::string>(),
+                             r["tokenizer"].as<std::string>());
+  } catch (const HfConfigError& e) {
+    throw UsageError(e.what());  // a config.json field lmzoo does not implement: exit 2, like a bad flag
+  }
   std::cout << "imported " << r["hf-dir"].as<std::string>() << " (" << enum_name(result.architecture) << ") -> "
             << result.checkpoint_dir << "\n";
   std::cout << "  " << result.config.n_layer << " layers, d_model " << result.config.d_model << ", vocabulary "
