@@ -1,4 +1,4 @@
-// Hugging Face config.json <-> ModelConfig for the architectures lmzoo maps (GPT-2, BERT, T5, Llama): which
+// Hugging Face config.json <-> ModelConfig for the architectures lmzoo maps (GPT-2, BERT, T5, Llama, GPT-NeoX): which
 // HF fields change the math, which values lmzoo can represent, and the config transformers reads back.
 // Leaves out: the weights (hf_weights.h) and the tokenizer files.
 #pragma once
@@ -22,6 +22,7 @@ enum class HfArchitecture {
   kBertForSequenceClassification,
   kT5ForConditionalGeneration,
   kLlamaForCausalLM,
+  kGptNeoXForCausalLM,
 };
 
 template <>
@@ -35,6 +36,8 @@ struct EnumTable<HfArchitecture> {
        "BERT encoder, pooler and a classifier"},
       {HfArchitecture::kT5ForConditionalGeneration, "T5ForConditionalGeneration", "T5 v1.0 / v1.1 encoder-decoder"},
       {HfArchitecture::kLlamaForCausalLM, "LlamaForCausalLM", "Llama (grouped-query attention, rope)"},
+      {HfArchitecture::kGptNeoXForCausalLM, "GPTNeoXForCausalLM",
+       "GPT-NeoX / Pythia (parallel residual, partial rotary, untied embed_out)"},
   };
 };
 

@@ -1,4 +1,4 @@
-// lmzoo import: a Hugging Face model directory (GPT-2, BERT, T5, Llama) as an lmzoo checkpoint.
+// lmzoo import: a Hugging Face model directory (GPT-2, BERT, T5, Llama, GPT-NeoX) as an lmzoo checkpoint.
 #include <iostream>
 
 #include "tools/cli_common.h"
