@@ -13,7 +13,8 @@
   selftest                            checks of this file itself
 
   greedy ARCH MODEL_DIR IDS_JSON [--new N]
-                                      greedy continuation (N tokens, default 20) of each row of input_ids, as JSON
+                                      greedy continuation (N tokens, default 20) of each row of input_ids, as
+                                      JSON (gpt-neox*)
 
 ARCH: gpt2 gpt2-legacy bert-mlm bert-legacy bert-model bert-cls t5-v1_0 t5-v1_1 llama llama-sharded
 gpt-neox (parallel residual, rotary_pct 0.25, as 4.48 writes it) gpt-neox-seq (sequential residual, rotary_pct 1,
@@ -757,8 +758,11 @@ def neox_forward(cfg, W, ids):
 def cmd_greedy(args):
     """Greedy decoding with full forward passes (no cache): N new ids per row of input_ids."""
     ids = read_ids(args.ids_json)["input_ids"]
+    if family(args.arch) != "gpt_neox":
+        raise SystemExit("greedy: only gpt-neox* here")
+    cfg, W = load_config(args.model_dir), load_weights(args.model_dir, "gpt_neox")
     for _ in range(args.new):
-        logits = reference(args.arch, args.model_dir, {"input_ids": ids})["logits"]
+        logits = neox_forward(cfg, W, ids)["logits"]
         ids = torch.cat((ids, logits[:, -1].argmax(-1, keepdim=True)), dim=1)
     print(json.dumps(ids[:, -args.new:].tolist() if args.new else [[] for _ in ids]))
     return 0

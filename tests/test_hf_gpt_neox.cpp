@@ -342,65 +342,61 @@ TEST_CASE("Pythia presets have their published parameter counts and a GPT-NeoX t
   CHECK(6 * layer + 1024 + 2 * 50304 * 512 == 70426624);
 }
 
-TEST_CASE("imported GPT-NeoX matches a Python reference and exports back bit for bit", "[hf][python][gpt_neox]") {
-  if (!python_has_torch()) {
-    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
-    return;
-  }
+namespace {
+
+// make ARCH -> import -> lmzoo's forward and its TorchScript export vs the Python reference -> export --format hf ->
+// the same bytes and config fields as the source -> import again -> the same weights.
+void check_round_trip(const std::string& arch) {
   const Fixture& corpus = tiny_corpus();
-  for (const char* arch : {"gpt-neox", "gpt-neox-seq"}) {
-    INFO(arch);
-    TempDir dir;
-    const std::string hf = make_hf(dir, arch, corpus.vocab_size), ckpt = dir / "ckpt", back = dir / "back";
-    auto imported = run_cli("import " + hf + " --out " + ckpt + " --tokenizer " + corpus.tokenizer_dir);
-    INFO(imported.out << imported.err);
-    REQUIRE(imported.exit_code == 0);
-    const ModelConfig c = read_checkpoint(ckpt).model;
-    CHECK(c.parallel_residual == (std::string(arch) == "gpt-neox"));
-    CHECK(c.rope_fraction == (std::string(arch) == "gpt-neox" ? 0.25 : 1.0));
+  INFO(arch);
+  TempDir dir;
+  const std::string hf = make_hf(dir, arch, corpus.vocab_size), ckpt = dir / "ckpt", back = dir / "back";
+  auto imported = run_cli("import " + hf + " --out " + ckpt + " --tokenizer " + corpus.tokenizer_dir);
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const ModelConfig c = read_checkpoint(ckpt).model;
+  CHECK(c.parallel_residual == (arch == "gpt-neox"));
+  CHECK(c.rope_fraction == (arch == "gpt-neox" ? 0.25 : 1.0));
 
-    const double diff = max_diff_to_reference(arch, hf, ckpt, dir);
-    INFO("lmzoo forward max |diff| " << diff);
-    CHECK(diff < 1e-5);
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --out " + (dir / "model.pt")).exit_code == 0);
-    const bool close = run_shell(kReference + " compare " + arch + " " + hf + " " + (dir / "model.pt") + " " +
-                                     (dir / "ids.json") + " --tol 1e-5",
-                                 dir / "compare.log");
-    INFO(read_text(dir / "compare.log"));
-    CHECK(close);
+  const double diff = max_diff_to_reference(arch, hf, ckpt, dir);
+  INFO("lmzoo forward max |diff| " << diff);
+  CHECK(diff < 1e-5);
+  REQUIRE(run_cli("export --checkpoint " + ckpt + " --out " + (dir / "model.pt")).exit_code == 0);
+  const bool close = run_shell(kReference + " compare " + arch + " " + hf + " " + (dir / "model.pt") + " " +
+                                   (dir / "ids.json") + " --tol 1e-5",
+                               dir / "compare.log");
+  INFO(read_text(dir / "compare.log"));
+  CHECK(close);
 
-    auto exported = run_cli("export --checkpoint " + ckpt + " --format hf --out " + back);
-    INFO(exported.out << exported.err);
-    REQUIRE(exported.exit_code == 0);
-    const bool same_bytes = run_shell(kReference + " check-roundtrip " + hf + " " + back, dir / "roundtrip.log");
-    INFO(read_text(dir / "roundtrip.log"));
-    CHECK(same_bytes);
-    const nlohmann::json written = read_hf_config(back), source = read_hf_config(hf);
-    CHECK(written["architectures"] == nlohmann::json::array({"GPTNeoXForCausalLM"}));
-    for (const char* key : {"model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                            "intermediate_size", "hidden_act", "rotary_pct", "rotary_emb_base", "layer_norm_eps",
-                            "max_position_embeddings", "use_parallel_residual", "tie_word_embeddings"}) {
-      INFO(key);
-      CHECK(written[key] == source[key]);
-    }
-    auto reimported = run_cli("import " + back + " --out " + (dir / "again"));
-    INFO(reimported.out << reimported.err);
-    REQUIRE(reimported.exit_code == 0);
-    const auto a = load_model(read_checkpoint(ckpt), torch::kCPU).module()->named_parameters();
-    const auto b = load_model(read_checkpoint(dir / "again"), torch::kCPU).module()->named_parameters();
-    for (const auto& item : a) {
-      INFO(item.key());
-      CHECK(torch::equal(item.value(), b[item.key()]));
-    }
+  auto exported = run_cli("export --checkpoint " + ckpt + " --format hf --out " + back);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const bool same_bytes = run_shell(kReference + " check-roundtrip " + hf + " " + back, dir / "roundtrip.log");
+  INFO(read_text(dir / "roundtrip.log"));
+  CHECK(same_bytes);
+  const nlohmann::json written = read_hf_config(back), source = read_hf_config(hf);
+  CHECK(written["architectures"] == nlohmann::json::array({"GPTNeoXForCausalLM"}));
+  for (const char* key : {"model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                          "intermediate_size", "hidden_act", "rotary_pct", "rotary_emb_base", "layer_norm_eps",
+                          "max_position_embeddings", "use_parallel_residual", "tie_word_embeddings"}) {
+    INFO(key);
+    CHECK(written[key] == source[key]);
+  }
+  auto reimported = run_cli("import " + back + " --out " + (dir / "again"));
+  INFO(reimported.out << reimported.err);
+  REQUIRE(reimported.exit_code == 0);
+  const auto a = load_model(read_checkpoint(ckpt), torch::kCPU).module()->named_parameters();
+  const auto b = load_model(read_checkpoint(dir / "again"), torch::kCPU).module()->named_parameters();
+  for (const auto& item : a) {
+    INFO(item.key());
+    CHECK(torch::equal(item.value(), b[item.key()]));
   }
 }
 
-TEST_CASE("GPT-NeoX with its tokenizer.json alone: greedy generate equals the reference's greedy decoding",
-          "[hf][python][gpt_neox]") {
-  if (!python_has_torch()) {
-    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
-    return;
-  }
+// A GPT-NeoX-style tokenizer.json as the only tokenizer file of a tiny ARCH checkpoint: imported, `lmzoo generate
+// --temperature 0` (KV-cache decoding) gives the text of the reference's greedy ids, and the tokenizer goes back
+// out as tokenizer.json with the same ids.
+void check_greedy_with_tokenizer_json(const std::string& arch) {
   TempDir dir;
   const std::filesystem::path tok = dir.path / "tok";
   std::filesystem::create_directories(tok);
@@ -412,41 +408,78 @@ TEST_CASE("GPT-NeoX with its tokenizer.json alone: greedy generate equals the re
   CHECK(tokenizer.decode(prompt_ids) == prompt);
   CHECK(prompt_ids.size() < 12);  // the merges apply
 
-  for (const char* arch : {"gpt-neox", "gpt-neox-seq"}) {
-    INFO(arch);
-    const std::string hf = make_hf(dir, arch, tokenizer.vocab_size(), std::string("hf_") + arch);
-    std::filesystem::copy_file(tok / "tokenizer.json", std::filesystem::path(hf) / "tokenizer.json");
-    const std::string ckpt = dir / (std::string("ck_") + arch);
-    auto imported = run_cli("import " + hf + " --out " + ckpt);  // the tokenizer from hf: tokenizer.json only
-    INFO(imported.out << imported.err);
-    REQUIRE(imported.exit_code == 0);
-    const Tokenizer carried = Tokenizer::from_serialized(read_checkpoint(ckpt).tokenizer_model);
-    CHECK(carried.encode(prompt) == prompt_ids);
+  INFO(arch);
+  const std::string hf = make_hf(dir, arch, tokenizer.vocab_size(), std::string("hf_") + arch);
+  std::filesystem::copy_file(tok / "tokenizer.json", std::filesystem::path(hf) / "tokenizer.json");
+  const std::string ckpt = dir / (std::string("ck_") + arch);
+  auto imported = run_cli("import " + hf + " --out " + ckpt);  // the tokenizer from hf: tokenizer.json only
+  INFO(imported.out << imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const Tokenizer carried = Tokenizer::from_serialized(read_checkpoint(ckpt).tokenizer_model);
+  CHECK(carried.encode(prompt) == prompt_ids);
 
-    nlohmann::json ids = nlohmann::json::object();
-    ids["input_ids"] = nlohmann::json::array({nlohmann::json(prompt_ids)});  // one row
-    write_text(dir / "prompt.json", ids.dump());
-    REQUIRE(run_shell(kReference + " greedy " + arch + " " + hf + " " + (dir / "prompt.json") + " --new 20",
-                      dir / "greedy.json"));
-    const auto continuation = nlohmann::json::parse(read_text(dir / "greedy.json"))[0].get<std::vector<int>>();
-    REQUIRE(continuation.size() == 20);
-    std::vector<int> text_ids;  // generate prints the prompt and the continuation's text, special tokens left out
-    for (int id : continuation) {
-      if (!tokenizer.is_special(id)) text_ids.push_back(id);
-    }
-
-    auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt '" + prompt +
-                             "' --temperature 0 --max-new-tokens 20 --ignore-eos");
-    INFO(generated.err);
-    REQUIRE(generated.exit_code == 0);
-    CHECK(generated.out == prompt + tokenizer.decode(text_ids) + "\n");
-
-    // The tokenizer goes back out as tokenizer.json, with the same ids.
-    REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / (std::string("back_") + arch)))
-                .exit_code == 0);
-    const Tokenizer exported = Tokenizer::load((dir / (std::string("back_") + arch)) + "/tokenizer.json");
-    CHECK(exported.encode(prompt + " <|endoftext|>\n!") == tokenizer.encode(prompt + " <|endoftext|>\n!"));
+  nlohmann::json ids = nlohmann::json::object();
+  ids["input_ids"] = nlohmann::json::array({nlohmann::json(prompt_ids)});  // one row
+  write_text(dir / "prompt.json", ids.dump());
+  REQUIRE(run_shell(kReference + " greedy " + arch + " " + hf + " " + (dir / "prompt.json") + " --new 20",
+                    dir / "greedy.json"));
+  const auto continuation = nlohmann::json::parse(read_text(dir / "greedy.json"))[0].get<std::vector<int>>();
+  REQUIRE(continuation.size() == 20);
+  std::vector<int> text_ids;  // generate prints the prompt and the continuation's text, special tokens left out
+  for (int id : continuation) {
+    if (!tokenizer.is_special(id)) text_ids.push_back(id);
   }
+
+  auto generated = run_cli("generate --checkpoint " + ckpt + " --prompt '" + prompt +
+                           "' --temperature 0 --max-new-tokens 20 --ignore-eos");
+  INFO(generated.err);
+  REQUIRE(generated.exit_code == 0);
+  CHECK(generated.out == prompt + tokenizer.decode(text_ids) + "\n");
+
+  // The tokenizer goes back out as tokenizer.json, with the same ids.
+  REQUIRE(run_cli("export --checkpoint " + ckpt + " --format hf --out " + (dir / (std::string("back_") + arch)))
+              .exit_code == 0);
+  const Tokenizer exported = Tokenizer::load((dir / (std::string("back_") + arch)) + "/tokenizer.json");
+  CHECK(exported.encode(prompt + " <|endoftext|>\n!") == tokenizer.encode(prompt + " <|endoftext|>\n!"));
+}
+
+}  // namespace
+
+TEST_CASE("imported GPT-NeoX (parallel, rotary_pct 0.25) matches a Python reference and exports back bit for bit",
+          "[hf][python][gpt_neox]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  check_round_trip("gpt-neox");
+}
+
+TEST_CASE("imported GPT-NeoX (sequential, rotary_pct 1, tied, old buffers) matches a Python reference and exports "
+          "back bit for bit",
+          "[hf][python][gpt_neox]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  check_round_trip("gpt-neox-seq");
+}
+
+TEST_CASE("GPT-NeoX (parallel, rotary_pct 0.25) from a tokenizer.json alone: greedy generate equals the reference's",
+          "[hf][python][gpt_neox]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  check_greedy_with_tokenizer_json("gpt-neox");
+}
+
+TEST_CASE("GPT-NeoX (sequential, rotary_pct 1) from a tokenizer.json alone: greedy generate equals the reference's",
+          "[hf][python][gpt_neox]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  check_greedy_with_tokenizer_json("gpt-neox-seq");
 }
 
 TEST_CASE("train --init continues an imported GPT-NeoX: finite loss that falls", "[hf][python][gpt_neox]") {
