@@ -1,4 +1,5 @@
-// Transformer blocks: x + drop(sublayer(ln(x))) per sublayer (pre-norm) or ln(x + drop(sublayer(x))) (post-norm).
+// Transformer blocks: x + drop(sublayer(ln(x))) per sublayer (pre-norm), ln(x + drop(sublayer(x))) (post-norm),
+// or x + drop(attn(ln_1 x)) + drop(mlp(ln_2 x)) (parallel residual, pre-norm).
 #include "models/blocks.h"
 
 namespace lmzoo {
@@ -15,7 +16,7 @@ torch::Tensor add_residual(const torch::Tensor& x, torch::Tensor out) {
 }  // namespace
 
 TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config, const PositionTables& tables)
-    : pre_norm_(config.norm_position == NormPosition::kPre) {
+    : pre_norm_(config.norm_position == NormPosition::kPre), parallel_(config.parallel_residual) {
   ln_1 = register_module("ln_1", make_norm(config));
   attn = register_module("attn", SelfAttention(config, tables));
   ln_2 = register_module("ln_2", make_norm(config));
@@ -25,6 +26,10 @@ TransformerBlockImpl::TransformerBlockImpl(const ModelConfig& config, const Posi
 
 torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,
                                             const torch::Tensor& position_bias) {
+  if (parallel_) {  // GPT-NeoX's use_parallel_residual: both sublayers read the block input
+    auto a = resid_dropout(attn(ln_1(x), mask, cache, position_bias));
+    return add_residual(x, add_residual(a, resid_dropout(mlp(ln_2(x)))));
+  }
   if (pre_norm_) {
     auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
     return add_residual(h, resid_dropout(mlp(ln_2(h))));

@@ -24,6 +24,7 @@ class TransformerBlockImpl : public torch::nn::Module {
 
  private:
   bool pre_norm_;
+  bool parallel_;  // config.parallel_residual (pre-norm only)
 };
 TORCH_MODULE(TransformerBlock);
 

@@ -52,7 +52,7 @@ void ModelConfig::validate() const {
   require(gpt || attention_window == 0, "attention_window is for arch gpt only (arch is " + enum_name(arch) + ")");
   require(rope_fraction == 1.0 || position == Position::kRope, "rope_fraction other than 1 needs position rope");
   const double rotated = rope_fraction * double(head_size());
-  require(position != Position::kRope || rotated == std::floor(rotated) && int64_t(rotated) % 2 == 0 && rotated >= 2,
+  require(position != Position::kRope || (rotated == std::floor(rotated) && int64_t(rotated) % 2 == 0 && rotated >= 2),
           "rope_fraction " + std::to_string(rope_fraction) + " of head size " + std::to_string(head_size()) +
               " must give an even, whole number of rotated dimensions");
   require(position_offset == 0 || (arch == Arch::kBert && position == Position::kLearned),

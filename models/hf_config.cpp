@@ -83,8 +83,9 @@ std::string hf_activation_name(Activation a) {
 }
 
 // The dropout lmzoo uses for all of DROPOUT_KEYS (it has one); a note when they differ.
-double merged_dropout(const HfFields& f, const std::vector<std::string>& keys, std::vector<std::string>& notes) {
-  double value = f.number(keys.front(), 0.1);
+double merged_dropout(const HfFields& f, const std::vector<std::string>& keys, std::vector<std::string>& notes,
+                      double fallback = 0.1) {
+  double value = f.number(keys.front(), fallback);
   for (const auto& key : keys) {
     const double other = f.number(key, value);
     if (other != value) {
@@ -257,6 +258,10 @@ ModelConfig llama_config(const HfFields& f, std::vector<std::string>& notes) {
                         " is not supported (lmzoo's Llama heads are hidden_size / num_attention_heads = " +
                         std::to_string(c.d_model / c.n_head) + ")");
   }
+  if (f.number("partial_rotary_factor", 1.0) != 1.0) {  // transformers 4.48 honours it for Llama-style classes
+    throw HfFormatError("config.json: partial_rotary_factor " + std::to_string(f.number("partial_rotary_factor", 1.0)) +
+                        " is not supported for this class (lmzoo's Llama rotates whole heads)");
+  }
   if (f.integer("pretraining_tp", 1) != 1) {
     notes.push_back("pretraining_tp " + std::to_string(f.integer("pretraining_tp", 1)) +
                     " ignored: it only splits the same matrix products");
@@ -302,6 +307,87 @@ std::string supported_model_types() {
   }
   return list;
 }
+// ---- GPT-NeoX (Pythia) ----
+std::string literal_number(double value) { return json(value).dump(); }  // shortest text that reads back the same
+
+// rotary_pct and rotary_emb_base as transformers 4.48 reads them: GPTNeoXConfig sets partial_rotary_factor and
+// rope_theta from them, over any value the file holds, while newer versions read rope_theta / rope_parameters; a
+// file whose fields disagree is refused rather than read one way. Any rope_scaling is refused.
+void gpt_neox_rope(const HfFields& f, ModelConfig& c) {
+  const double pct = f.number("rotary_pct", 0.25);
+  c.rope_base = f.number("rotary_emb_base", 10000.0);
+  auto agree = [&](const std::string& key, double expected, const std::string& with) {
+    if (f.has(key) && f.number(key, expected) != expected) {
+      throw HfFormatError("config.json: " + key + " " + f.raw().at(key).dump() + " differs from " + with + " " +
+                          literal_number(expected) + " (transformers 4.48 reads " + with + ", newer versions " + key +
+                          ")");
+    }
+  };
+  agree("partial_rotary_factor", pct, "rotary_pct");
+  agree("rope_theta", c.rope_base, "rotary_emb_base");
+  if (f.has("rope_scaling")) {
+    throw HfFormatError("config.json: rope_scaling " + f.raw().at("rope_scaling").dump() +
+                        " is not supported (lmzoo implements the default, unscaled rope)");
+  }
+  if (f.has("rope_parameters")) {  // transformers 5.x
+    const HfFields rope(f.raw().at("rope_parameters"));
+    if (rope.text("rope_type", "default") != "default") {
+      throw HfFormatError("config.json: rope_parameters " + f.raw().at("rope_parameters").dump() +
+                          " is not supported (lmzoo implements the default, unscaled rope)");
+    }
+    if (rope.number("rope_theta", c.rope_base) != c.rope_base ||
+        rope.number("partial_rotary_factor", pct) != pct) {
+      throw HfFormatError("config.json: rope_parameters " + f.raw().at("rope_parameters").dump() +
+                          " differs from rotary_pct / rotary_emb_base");
+    }
+  }
+  const int64_t head_size = c.n_head > 0 && c.d_model % c.n_head == 0 ? c.d_model / c.n_head : 0;
+  const double rotated = pct * double(head_size);  // HF: rotary_ndims = int(head_size * rotary_pct)
+  if (head_size > 0 && !(pct > 0 && pct <= 1 && rotated == std::floor(rotated) && int64_t(rotated) % 2 == 0)) {
+    throw HfFormatError("config.json: rotary_pct " + literal_number(pct) + " of head size " +
+                        std::to_string(head_size) + " gives " + literal_number(rotated) +
+                        " rotated dimensions (lmzoo needs an even whole number, at least 2)");
+  }
+  c.rope_fraction = pct;
+}
+
+ModelConfig gpt_neox_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kGpt;
+  c.vocab_size = f.integer("vocab_size");
+  c.d_model = f.integer("hidden_size");
+  c.n_layer = f.integer("num_hidden_layers");
+  c.n_head = f.integer("num_attention_heads");
+  c.d_ff = f.integer("intermediate_size");
+  c.max_seq_len = f.integer("max_position_embeddings");
+  c.activation = activation_of("hidden_act", f.text("hidden_act", "gelu"));
+  c.norm_eps = f.number("layer_norm_eps", 1e-5);
+  c.dropout = merged_dropout(f, {"hidden_dropout", "attention_dropout"}, notes, 0.0);
+  c.tie_embeddings = f.boolean("tie_word_embeddings", false);
+  c.parallel_residual = f.boolean("use_parallel_residual", true);
+  c.norm = NormKind::kLayerNorm;
+  c.norm_position = NormPosition::kPre;
+  c.position = Position::kRope;
+  c.init = InitScheme::kGpt2;
+  // attention_bias false drops only the attention's biases; the feed-forward and the norms keep theirs.
+  f.require_bool("attention_bias", true, true);
+  c.bias = true;
+  f.require_bool("add_cross_attention", false, false);
+  gpt_neox_rope(f, c);
+  return c;
+}
+
+nlohmann::json gpt_neox_fields(const ModelConfig& c) {
+  return {{"hidden_size", c.d_model}, {"num_hidden_layers", c.n_layer}, {"num_attention_heads", c.n_head},
+          {"intermediate_size", c.ff_dim()}, {"hidden_act", hf_activation_name(c.activation)},
+          {"rotary_pct", c.rope_fraction}, {"partial_rotary_factor", c.rope_fraction},
+          {"rotary_emb_base", c.rope_base}, {"rope_theta", c.rope_base}, {"rope_scaling", nullptr},
+          {"max_position_embeddings", c.max_seq_len}, {"layer_norm_eps", c.norm_eps},
+          {"use_parallel_residual", c.parallel_residual}, {"attention_bias", true},
+          {"hidden_dropout", c.dropout}, {"attention_dropout", c.dropout}, {"initializer_range", 0.02},
+          {"use_cache", true}};
+}
+// ---- end GPT-NeoX ----
 
 // The architecture config.json names: its "architectures" entry, else the model_type's usual class.
 HfArchitecture architecture_of(const HfFields& f, const std::string& model_type) {
@@ -322,6 +408,7 @@ HfArchitecture architecture_of(const HfFields& f, const std::string& model_type)
   if (model_type == "llama") return HfArchitecture::kLlamaForCausalLM;
   if (model_type == "qwen2") return HfArchitecture::kQwen2ForCausalLM;
   if (model_type == "mistral") return HfArchitecture::kMistralForCausalLM;
+  if (model_type == "gpt_neox") return HfArchitecture::kGptNeoXForCausalLM;
   if (model_type.empty()) throw HfFormatError("config.json names neither 'architectures' nor 'model_type'");
   throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (" + supported_model_types() + ")");
 }
@@ -337,6 +424,7 @@ std::string model_type_of(HfArchitecture a) {
     case HfArchitecture::kLlamaForCausalLM: return "llama";
     case HfArchitecture::kQwen2ForCausalLM: return "qwen2";
     case HfArchitecture::kMistralForCausalLM: return "mistral";
+    case HfArchitecture::kGptNeoXForCausalLM: return "gpt_neox";
   }
   throw std::logic_error("architecture outside its table");
 }
@@ -347,6 +435,20 @@ void require_twin(bool ok, const ModelConfig& c, const std::string& family, cons
     throw HfFormatError("this " + enum_name(c.arch) + " model has no Hugging Face twin: " + family + " needs " +
                         reason);
   }
+}
+
+// The HF twin of a gpt with GPT-NeoX's switches: rope (all or part of each head), pre-norm LayerNorm with biases, an
+// ungated activation, one key/value head per query head; sequential or parallel residual.
+HfArchitecture gpt_neox_twin(const ModelConfig& c) {
+  const std::string neox = "GPT-NeoX";
+  require_twin(c.position == Position::kRope, c, neox, "rope positions, not " + enum_name(c.position));
+  require_twin(c.norm == NormKind::kLayerNorm && c.norm_position == NormPosition::kPre && c.final_norm, c, neox,
+               "pre-norm LayerNorm with a final norm");
+  require_twin(c.bias, c, neox, "biases (--bias)");
+  require_twin(!c.gated_ffn(), c, neox, "an ungated activation");
+  require_twin(c.kv_heads() == c.n_head, c, neox, "one key/value head per query head");
+  require_twin(c.attention_window == 0, c, neox, "attention over the whole context (no --attention-window)");
+  return HfArchitecture::kGptNeoXForCausalLM;
 }
 
 json common_fields(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids) {
@@ -384,6 +486,7 @@ HfModelDescription read_model_config(const json& hf) {
     case HfArchitecture::kLlamaForCausalLM: d.config = llama_config(f, d.notes); break;
     case HfArchitecture::kQwen2ForCausalLM: d.config = qwen2_config(f, d.notes); break;
     case HfArchitecture::kMistralForCausalLM: d.config = mistral_config(f, d.notes); break;
+    case HfArchitecture::kGptNeoXForCausalLM: d.config = gpt_neox_config(f, d.notes); break;
   }
   try {
     d.config.validate();
@@ -409,13 +512,17 @@ HfArchitecture hf_architecture_of(const ModelConfig& c) {
   const bool kv_plain = c.kv_heads() == c.n_head;
   switch (c.arch) {
     case Arch::kGpt: {
+      // GPT-NeoX: parallel residual, or rope with LayerNorm and an ungated activation (partial rotary or not).
+      const bool neox_norm = c.norm == NormKind::kLayerNorm && !c.gated_ffn();
+      if (c.parallel_residual || (c.position == Position::kRope && neox_norm)) return gpt_neox_twin(c);
       if (c.position == Position::kRope) {
         const std::string llama = "Llama";
+        require_twin(c.rope_fraction == 1.0, c, llama,
+                     "rope over whole heads (GPT-NeoX rotates part of each, but with LayerNorm and an ungated "
+                     "activation)");
         require_twin(c.norm == NormKind::kRmsNorm && c.norm_position == NormPosition::kPre && c.final_norm, c, llama,
                      "pre-norm RMSNorm with a final norm");
         require_twin(c.activation == Activation::kSwiglu, c, llama, "activation swiglu");
-        require_twin(c.rope_fraction == 1.0 && !c.parallel_residual, c, llama,
-                     "rope over whole heads and sequential residuals");
         if (c.qkv_bias && !c.bias) {
           require_twin(c.attention_window == 0, c, "Qwen2", "no attention window");
           return HfArchitecture::kQwen2ForCausalLM;
@@ -521,6 +628,7 @@ json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenI
       }
       if (a == HfArchitecture::kMistralForCausalLM) j["sliding_window"] = c.attention_window;
       break;
+    case HfArchitecture::kGptNeoXForCausalLM: j.update(gpt_neox_fields(c)); break;
   }
   return j;
 }

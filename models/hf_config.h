@@ -1,4 +1,5 @@
-// Hugging Face config.json <-> ModelConfig for the architectures lmzoo maps (GPT-2, BERT, T5, Llama, Qwen2, Mistral): which
+// Hugging Face config.json <-> ModelConfig for the architectures lmzoo maps (GPT-2, BERT, T5, Llama, Qwen2,
+// Mistral, GPT-NeoX): which
 // HF fields change the math, which values lmzoo can represent, and the config transformers reads back.
 // Leaves out: the weights (hf_weights.h) and the tokenizer files.
 #pragma once
@@ -24,6 +25,7 @@ enum class HfArchitecture {
   kLlamaForCausalLM,
   kQwen2ForCausalLM,
   kMistralForCausalLM,
+  kGptNeoXForCausalLM,
 };
 
 template <>
@@ -39,6 +41,8 @@ struct EnumTable<HfArchitecture> {
       {HfArchitecture::kLlamaForCausalLM, "LlamaForCausalLM", "Llama (grouped-query attention, rope)"},
       {HfArchitecture::kQwen2ForCausalLM, "Qwen2ForCausalLM", "Qwen2 / Qwen2.5: Llama with q/k/v biases"},
       {HfArchitecture::kMistralForCausalLM, "MistralForCausalLM", "Mistral: Llama with a sliding attention window"},
+      {HfArchitecture::kGptNeoXForCausalLM, "GPTNeoXForCausalLM",
+       "GPT-NeoX / Pythia (parallel residual, partial rotary, untied embed_out)"},
   };
 };
 

@@ -1,4 +1,5 @@
-// The name tables of GPT-2, BERT, T5 and Llama (with Qwen2 and Mistral), and the copies through them in both directions.
+// The name tables of GPT-2, BERT, T5, Llama (with Qwen2 and Mistral) and GPT-NeoX, and the copies through them in
+// both directions.
 #include "models/hf_weights.h"
 
 #include <set>
@@ -26,7 +27,7 @@ class RuleList {
 
   void linear(const std::string& lmzoo, const std::string& hf, HfLayout layout = HfLayout::kSame) {
     rules_.push_back({lmzoo + ".weight", {hf + ".weight"}, {}, layout});
-    if (bias_) rules_.push_back({lmzoo + ".bias", {hf + ".bias"}, {}, HfLayout::kSame});
+    if (bias_) rules_.push_back({lmzoo + ".bias", {hf + ".bias"}, {}, layout});  // 1-D: Conv1D leaves it as it is
   }
   // A fused lmzoo linear layer whose output rows are the HF layers' outputs, in order (biases: when the model has
   // them, or where BIAS says so).
@@ -89,6 +90,24 @@ std::vector<HfWeightRule> llama_rules(const ModelConfig& c) {
   }
   r.norm_without_bias("ln_f", "model.norm");
   if (!c.tie_embeddings) r.tensor("lm_head.weight", "lm_head.weight");
+  return r.take();
+}
+
+// GPT-NeoX: LayerNorms with biases, query_key_value interleaved per head, untied embed_out unless tied.
+std::vector<HfWeightRule> gpt_neox_rules(const ModelConfig& c) {
+  RuleList r(true);
+  r.tensor("wte.weight", "gpt_neox.embed_in.weight");
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string l = "h." + std::to_string(i) + ".", hf = "gpt_neox.layers." + std::to_string(i) + ".";
+    r.norm(l + "ln_1", hf + "input_layernorm");
+    r.norm(l + "ln_2", hf + "post_attention_layernorm");
+    r.linear(l + "attn.c_attn", hf + "attention.query_key_value", HfLayout::kHeadInterleavedQkv);
+    r.linear(l + "attn.c_proj", hf + "attention.dense");
+    r.linear(l + "mlp.c_fc", hf + "mlp.dense_h_to_4h");
+    r.linear(l + "mlp.c_proj", hf + "mlp.dense_4h_to_h");
+  }
+  r.norm("ln_f", "gpt_neox.final_layer_norm");
+  if (!c.tie_embeddings) r.tensor("lm_head.weight", "embed_out.weight");
   return r.take();
 }
 
@@ -207,6 +226,9 @@ std::string canonical_name(HfArchitecture a, std::string name) {
     case HfArchitecture::kMistralForCausalLM:
       if (!starts_with(name, "model.") && !starts_with(name, "lm_head.")) name = "model." + name;
       break;
+    case HfArchitecture::kGptNeoXForCausalLM:  // GPTNeoXModel's own files lack "gpt_neox."
+      if (!starts_with(name, "gpt_neox.") && !starts_with(name, "embed_out.")) name = "gpt_neox." + name;
+      break;
     case HfArchitecture::kT5ForConditionalGeneration: break;
   }
   return name;
@@ -217,17 +239,32 @@ bool ignorable(HfArchitecture a, const ModelConfig& c, const std::string& name) 
   if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) {
     return a == HfArchitecture::kGpt2LMHeadModel;  // the causal-mask buffers of old GPT-2 files
   }
+  if (ends_with(name, ".attention.bias") || ends_with(name, ".attention.masked_bias")) {
+    return a == HfArchitecture::kGptNeoXForCausalLM;  // the causal-mask buffers of older GPT-NeoX files
+  }
   if (ends_with(name, "embeddings.position_ids") || ends_with(name, "rotary_emb.inv_freq")) return true;
   if (starts_with(name, "cls.seq_relationship.")) return true;  // BERT's next-sentence head
   if (starts_with(name, "cls.")) return a != HfArchitecture::kBertForMaskedLM || name == "cls.predictions.decoder.bias" ||
                                         (c.tie_embeddings && name == "cls.predictions.decoder.weight");
   if (name == "encoder.embed_tokens.weight" || name == "decoder.embed_tokens.weight") return true;  // = shared
   if (name == "lm_head.weight") return c.tie_embeddings;
+  if (name == "embed_out.weight") return a == HfArchitecture::kGptNeoXForCausalLM && c.tie_embeddings;
   return false;
 }
 
-torch::Tensor from_hf(const torch::Tensor& t, HfLayout layout) {
+// GPT-NeoX's per-head [q_h; k_h; v_h] rows <-> lmzoo's [q; k; v]: (n_head, 3, hs, ...) <-> (3, n_head, hs, ...) on
+// dim 0, an exact permutation. A tensor of another row count is left as it is (the shape check names it).
+torch::Tensor permute_qkv_rows(const torch::Tensor& t, const ModelConfig& c, bool to_lmzoo) {
+  const int64_t nh = c.n_head, hs = c.head_size();
+  if (t.dim() < 1 || t.size(0) != 3 * nh * hs) return t;
+  std::vector<int64_t> grouped = to_lmzoo ? std::vector<int64_t>{nh, 3, hs} : std::vector<int64_t>{3, nh, hs};
+  for (int64_t d = 1; d < t.dim(); ++d) grouped.push_back(t.size(d));
+  return t.reshape(grouped).transpose(0, 1).reshape(t.sizes()).contiguous();  // rows regrouped, other dims kept
+}
+
+torch::Tensor from_hf(const torch::Tensor& t, HfLayout layout, const ModelConfig& c) {
   auto x = t.to(torch::kFloat);
+  if (layout == HfLayout::kHeadInterleavedQkv) return permute_qkv_rows(x, c, /*to_lmzoo=*/true);
   return layout == HfLayout::kConv1D && x.dim() == 2 ? x.t() : x;
 }
 
@@ -243,6 +280,7 @@ std::vector<HfWeightRule> hf_weight_rules(HfArchitecture a, const ModelConfig& c
     case HfArchitecture::kLlamaForCausalLM:
     case HfArchitecture::kQwen2ForCausalLM:
     case HfArchitecture::kMistralForCausalLM: return llama_rules(c);
+    case HfArchitecture::kGptNeoXForCausalLM: return gpt_neox_rules(c);
   }
   throw std::logic_error("architecture outside its table");
 }
@@ -257,6 +295,7 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors_from_model(const t
     if (!p) throw std::logic_error("lmzoo model has no parameter " + rule.lmzoo);
     auto value = p->detach().to(torch::kCPU, torch::kFloat);
     if (rule.layout == HfLayout::kConv1D && value.dim() == 2) value = value.t();
+    if (rule.layout == HfLayout::kHeadInterleavedQkv) value = permute_qkv_rows(value, c, /*to_lmzoo=*/false);
     if (rule.hf.size() == 1) {
       out.emplace_back(rule.hf[0], value.contiguous());
       continue;
@@ -312,7 +351,7 @@ HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture a, const
       auto found = file_name_of.find(name);
       if (found == file_name_of.end()) break;
       check_weight(found->second, tensors.at(found->second));
-      parts.push_back(from_hf(tensors.at(found->second), rule.layout));
+      parts.push_back(from_hf(tensors.at(found->second), rule.layout, c));
       used.insert(name);
     }
     if (parts.size() != rule.hf.size()) {

@@ -1,4 +1,4 @@
-// Hugging Face tensor names <-> lmzoo parameters for GPT-2, BERT, T5 and Llama: one rule table per architecture
+// Hugging Face tensor names <-> lmzoo parameters for GPT-2, BERT, T5, Llama and GPT-NeoX: one rule table per architecture
 // used both ways (import: HF tensors -> parameters; export: parameters -> HF tensors, canonical names).
 // Leaves out: reading and writing files (data/safetensors.h) and config.json (hf_config.h).
 #pragma once
@@ -16,6 +16,9 @@ namespace lmzoo {
 enum class HfLayout {
   kSame,    // HF stores the parameter as lmzoo does ([out, in] for a linear layer)
   kConv1D,  // GPT-2's Conv1D: 2-D weights stored transposed, [in, out]
+  // GPT-NeoX's query_key_value: rows grouped per head, (n_head, 3, head_size) = [q_h; k_h; v_h] for each head h,
+  // where lmzoo's fused c_attn holds (3, n_head, head_size) = [q; k; v] (weight and bias alike)
+  kHeadInterleavedQkv,
 };
 
 // One lmzoo parameter and the HF tensors that hold it: their rows (dim 0, after the layout) concatenated, e.g.

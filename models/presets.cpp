@@ -1,10 +1,11 @@
 // Named presets: gpt-nano (nanoGPT's CPU "baby" shape), the GPT-2 family (bias, GELU tanh), and the
-// Llama, BERT and T5 presets of their own files; the parameter count of any config.
+// Llama, GPT-NeoX, BERT and T5 presets of their own files; the parameter count of any config.
 #include "models/presets.h"
 
 #include <stdexcept>
 
 #include "models/bert_presets.h"
+#include "models/gpt_neox_presets.h"
 #include "models/layer_parameter_count.h"
 #include "models/llama_presets.h"
 #include "models/t5_presets.h"
@@ -49,6 +50,7 @@ const std::vector<Preset>& all_presets() {
       {"gpt2-xl", "GPT-2 XL: 48 layers, 25 heads, d 1600", gpt2_shape(48, 25, 1600), "openai-community/gpt2-xl"},
     };
     for (const auto& p : llama_presets()) all.push_back(p);
+    for (const auto& p : gpt_neox_presets()) all.push_back(p);
     for (const auto& p : bert_presets()) all.push_back(p);
     for (const auto& p : t5_presets()) all.push_back(p);
     return all;

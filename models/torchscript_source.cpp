@@ -37,7 +37,7 @@ torch::jit::Module new_module(const std::string& type_name, torch::nn::Module& m
     module.register_buffer("sinusoid_table", sinusoidal_table(config.max_seq_len, config.d_model));
   }
   if (config.position == Position::kRope) {
-    const RotaryTables rope = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
+    const RotaryTables rope = rotary_tables(config.max_seq_len, rotary_dims(config), config.rope_base);
     module.register_buffer("rope_cos", rope.cos);
     module.register_buffer("rope_sin", rope.sin);
   }
@@ -131,9 +131,18 @@ void SourceWriter::attend(const std::string& blocked, const std::string& bias) {
 }
 
 void SourceWriter::rotate(const std::string& name) {
-  const std::string half = std::to_string(config_.head_size() / 2);
-  line(name + " = " + name + " * rope_cos + torch.cat([-" + name + "[..., " + half + ":], " + name + "[..., :" + half +
-       "]], -1) * rope_sin");
+  const int64_t rd = rotary_dims(config_);
+  const std::string half = std::to_string(rd / 2);
+  if (rd == config_.head_size()) {
+    line(name + " = " + name + " * rope_cos + torch.cat([-" + name + "[..., " + half + ":], " + name + "[..., :" +
+         half + "]], -1) * rope_sin");
+    return;
+  }
+  const std::string end = std::to_string(rd), part = name + "_rot";  // partial rotary: the rest passes through
+  line(part + " = " + name + "[..., :" + end + "]", "(B, heads, T, rd)");
+  line(name + " = torch.cat([" + part + " * rope_cos + torch.cat([-" + part + "[..., " + half + ":], " + part +
+           "[..., :" + half + "]], -1) * rope_sin, " + name + "[..., " + end + ":]], -1)",
+       "(B, heads, T, hs)");
 }
 
 std::string SourceWriter::self_attention(const std::string& prefix, const std::string& x, const std::string& blocked,
@@ -206,7 +215,7 @@ std::string SourceWriter::position_setup(const std::string& learned_table, const
     line("x = x + self.sinusoid_table[:T]", "(T, C)");
   }
   if (position == Position::kRope) {
-    line("rope_cos = self.rope_cos[:T]", "(T, hs)");
+    line("rope_cos = self.rope_cos[:T]", "(T, rd)");
     line("rope_sin = self.rope_sin[:T]");
   }
   if (position == Position::kAlibi) {  // as AttentionBiasImpl: -slope_h * |query - key|
@@ -240,6 +249,12 @@ void SourceWriter::residual(const std::string& norm_prefix,
 }
 
 void SourceWriter::block(const std::string& prefix, const std::string& blocked, const std::string& bias) {
+  if (config_.parallel_residual) {  // x + attn(ln_1 x) + mlp(ln_2 x), as TransformerBlockImpl
+    line("a = " + norm(prefix + ".ln_1", "x"));
+    line("a = " + self_attention(prefix + ".attn", "a", blocked, bias));
+    line("x = x + (" + feed_forward(prefix + ".mlp", norm(prefix + ".ln_2", "x")) + " + a)");
+    return;
+  }
   residual(prefix + ".ln_1", [&](const std::string& in) { return self_attention(prefix + ".attn", in, blocked, bias); });
   residual(prefix + ".ln_2", [&](const std::string& in) { return feed_forward(prefix + ".mlp", in); });
 }

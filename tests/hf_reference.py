@@ -10,12 +10,15 @@
                                       reference vs an lmzoo TorchScript export; prints `ARCH max_abs_diff=X`
   check-roundtrip HF_DIR EXPORTED_DIR [--allow-extra]
                                       every tensor of HF_DIR bit-for-bit in EXPORTED_DIR (names normalised)
-  greedy ARCH MODEL_DIR IDS_JSON [--steps N]
-                                      greedy decoding of the float64 reference: N new ids per row, as JSON
+  greedy ARCH MODEL_DIR IDS_JSON [--new N]
+                                      greedy continuation (N tokens, default 20) of each row of input_ids, as
+                                      JSON (decoder-only ARCHs)
   selftest                            checks of this file itself
 
 ARCH: gpt2 gpt2-legacy bert-mlm bert-legacy bert-model bert-cls t5-v1_0 t5-v1_1 llama llama-sharded qwen2 mistral
-smollm2 (qwen2, mistral and smollm2, a tied Llama, use Llama's tensor names: the "llama" family here).
+smollm2 (qwen2, mistral and smollm2, a tied Llama, use Llama's tensor names: the "llama" family here)
+gpt-neox (parallel residual, rotary_pct 0.25, as 4.48 writes it) gpt-neox-seq (sequential residual, rotary_pct 1,
+tied, a Pythia-hub-style config and the old attention.bias / masked_bias / rotary_emb.inv_freq buffers).
 IDS_JSON: a file or a literal JSON object {"input_ids": [[...]], "decoder_input_ids": [[...]] (T5),
 "attention_mask": [[...]] (BERT/T5, optional), "token_type_ids": [[...]] (BERT, optional)}.
 Run with /usr/bin/python3 (Debian's python3-torch).
@@ -33,6 +36,7 @@ import torch
 ARCHS = ["gpt2", "gpt2-legacy", "bert-mlm", "bert-legacy", "bert-model", "bert-cls",
          "t5-v1_0", "t5-v1_1", "llama", "llama-sharded", "qwen2", "mistral", "smollm2"]
 TRANSFORMERS_VERSION = "4.46.3"
+ARCHS += ["gpt-neox", "gpt-neox-seq"]  # GPT-NeoX (Pythia): its block below
 
 # ---------------------------------------------------------------------------------------------------------------
 # safetensors: dtype -> (struct format of one element, bytes per element); BF16 is decoded by hand.
@@ -321,6 +325,8 @@ def llama_config(arch="llama"):
 def family(arch):
     if arch in ("qwen2", "mistral", "smollm2"):
         return "llama"  # Llama's tensor names and formulas, with q/k/v biases or a sliding window
+    if arch.startswith("gpt-neox"):
+        return "gpt_neox"
     for name in ("gpt2", "bert", "t5", "llama"):
         if arch.startswith(name):
             return name
@@ -329,12 +335,14 @@ def family(arch):
 
 def config_for(arch):
     return {"gpt2": lambda: gpt2_config(arch == "gpt2-legacy"), "bert": lambda: bert_config(arch),
-            "t5": lambda: t5_config(arch == "t5-v1_1"), "llama": lambda: llama_config(arch)}[family(arch)]()
+            "t5": lambda: t5_config(arch == "t5-v1_1"), "llama": lambda: llama_config(arch),
+            "gpt_neox": lambda: neox_config(arch)}[family(arch)]()
 
 
 def params_for(arch, cfg):
     return {"gpt2": lambda: gpt2_params(cfg), "bert": lambda: bert_params(cfg, arch),
-            "t5": lambda: t5_params(cfg), "llama": lambda: llama_params(cfg)}[family(arch)]()
+            "t5": lambda: t5_params(cfg), "llama": lambda: llama_params(cfg),
+            "gpt_neox": lambda: neox_params(cfg)}[family(arch)]()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -400,6 +408,8 @@ def make(arch, out_dir, seed, vocab=None):
     if vocab:  # sized to a tokenizer the importer reads beside the weights
         cfg["vocab_size"] = vocab
     weights = legacy_names(arch, random_weights(arch, cfg, seed), cfg)
+    if arch == "gpt-neox-seq":
+        weights.update(neox_legacy_buffers(cfg))
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
@@ -424,6 +434,8 @@ def canonical_name(model_type, name):
         if len(parts) >= 2 and parts[-2] == "LayerNorm" and parts[-1] in ("gamma", "beta"):
             name = ".".join(parts[:-1] + [{"gamma": "weight", "beta": "bias"}[parts[-1]]])
         return "bert." + name if parts[0] in ("embeddings", "encoder", "pooler") else name
+    if model_type == "gpt_neox":
+        return neox_canonical_name(name)
     return name
 
 
@@ -665,6 +677,132 @@ def llama_forward(cfg, W, ids):
     return {"logits": x @ head.t()}
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# GPT-NeoX (Pythia), from the GPT-NeoX paper (Black et al. 2022) and HF's GPTNeoX documentation: query_key_value
+# rows grouped per head as [q_h; k_h; v_h]; rotary over the first rotary_ndims = int(head_size * rotary_pct) dims of
+# each head (rotate-half layout, inverse frequencies base^(-2i / rotary_ndims)), the rest passed through; parallel
+# residual x + attn(ln_1 x) + mlp(ln_2 x), or sequential; final LayerNorm; embed_out (untied by default).
+def neox_config(arch):
+    if arch == "gpt-neox":  # as transformers 4.48 save_pretrained writes a GPTNeoXConfig
+        return {"architectures": ["GPTNeoXForCausalLM"], "attention_bias": True, "attention_dropout": 0.0,
+                "bos_token_id": 0, "classifier_dropout": 0.1, "eos_token_id": 0, "hidden_act": "gelu",
+                "hidden_dropout": 0.0, "hidden_size": 48, "initializer_range": 0.02, "intermediate_size": 80,
+                "layer_norm_eps": 1e-05, "max_position_embeddings": 64, "model_type": "gpt_neox",
+                "num_attention_heads": 3, "num_hidden_layers": 2, "partial_rotary_factor": 0.25,
+                "rope_scaling": None, "rope_theta": 10000, "rotary_emb_base": 10000, "rotary_pct": 0.25,
+                "tie_word_embeddings": False, "torch_dtype": "float32", "transformers_version": "4.48.0",
+                "use_cache": True, "use_parallel_residual": True, "vocab_size": 97}
+    # gpt-neox-seq: the fields of a Pythia hub config.json (no rope_theta, partial_rotary_factor, attention_bias)
+    return {"architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "gelu_new",
+            "hidden_size": 48, "initializer_range": 0.02, "intermediate_size": 96, "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 64, "model_type": "gpt_neox", "num_attention_heads": 3,
+            "num_hidden_layers": 2, "rotary_emb_base": 500, "rotary_pct": 1.0, "tie_word_embeddings": True,
+            "torch_dtype": "float16", "transformers_version": "4.24.0", "use_cache": True,
+            "use_parallel_residual": False, "vocab_size": 97}
+
+
+def neox_params(cfg):
+    C, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    p = [("gpt_neox.embed_in.weight", [V, C], "embed")]
+    for i in range(cfg["num_hidden_layers"]):
+        h = "gpt_neox.layers.%d." % i
+        p += [(h + "input_layernorm.weight", [C], "norm"), (h + "input_layernorm.bias", [C], "bias"),
+              (h + "post_attention_layernorm.weight", [C], "norm"), (h + "post_attention_layernorm.bias", [C], "bias"),
+              (h + "attention.query_key_value.weight", [3 * C, C], "linear"),
+              (h + "attention.query_key_value.bias", [3 * C], "bias"),
+              (h + "attention.dense.weight", [C, C], "linear"), (h + "attention.dense.bias", [C], "bias"),
+              (h + "mlp.dense_h_to_4h.weight", [F, C], "linear"), (h + "mlp.dense_h_to_4h.bias", [F], "bias"),
+              (h + "mlp.dense_4h_to_h.weight", [C, F], "linear"), (h + "mlp.dense_4h_to_h.bias", [C], "bias")]
+    p += [("gpt_neox.final_layer_norm.weight", [C], "norm"), ("gpt_neox.final_layer_norm.bias", [C], "bias")]
+    if not cfg.get("tie_word_embeddings", False):
+        p.append(("embed_out.weight", [V, C], "linear"))
+    return p
+
+
+def neox_rotary_ndims(cfg):
+    return int(cfg["hidden_size"] // cfg["num_attention_heads"] * cfg.get("rotary_pct", 0.25))
+
+
+def neox_legacy_buffers(cfg):
+    """The buffers older GPT-NeoX files hold per layer: the causal mask, masked_bias and rotary inv_freq."""
+    P, rd = cfg["max_position_embeddings"], neox_rotary_ndims(cfg)
+    out = {}
+    for i in range(cfg["num_hidden_layers"]):
+        a = "gpt_neox.layers.%d.attention." % i
+        out[a + "bias"] = torch.tril(torch.ones(P, P)).reshape(1, 1, P, P)  # (1, 1, P, P)
+        out[a + "masked_bias"] = torch.tensor(-1e9)
+        out[a + "rotary_emb.inv_freq"] = 1.0 / (cfg["rotary_emb_base"] ** (torch.arange(0, rd, 2).float() / rd))
+    return out
+
+
+def neox_canonical_name(name):
+    parts = name.split(".")
+    if parts[-1] in ("bias", "masked_bias") and len(parts) >= 2 and parts[-2] == "attention":
+        return None  # the causal-mask buffers of older files
+    if parts[-2:] == ["rotary_emb", "inv_freq"]:
+        return None
+    return name if parts[0] in ("gpt_neox", "embed_out") else "gpt_neox." + name
+
+
+def neox_forward(cfg, W, ids):
+    C, nh = cfg["hidden_size"], cfg["num_attention_heads"]
+    hs, rd = C // nh, neox_rotary_ndims(cfg)
+    eps, act = cfg.get("layer_norm_eps", 1e-5), activation(cfg.get("hidden_act", "gelu"))
+    if cfg.get("rope_scaling"):
+        raise SystemExit("rope_scaling is not supported by this reference")
+    B, T = ids.shape
+    base = cfg.get("rotary_emb_base", 10000)
+    inv_freq = 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.float64) / rd))  # (rd/2,)
+    freqs = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None]  # (T, rd/2)
+    emb = torch.cat((freqs, freqs), dim=-1)  # (T, rd)
+    cos, sin = emb.cos(), emb.sin()
+
+    def rotary(t):  # (B, nh, T, hs): the first rd dims rotated, the rest passed through
+        rot, rest = t[..., :rd], t[..., rd:]
+        return torch.cat((rot * cos + rotate_half(rot) * sin, rest), dim=-1)
+
+    def mlp(p, h):
+        return dense(W, p + "mlp.dense_4h_to_h", act(dense(W, p + "mlp.dense_h_to_4h", h)))
+
+    x = W["gpt_neox.embed_in.weight"][ids]  # (B, T, C)
+    for i in range(cfg["num_hidden_layers"]):
+        p = "gpt_neox.layers.%d." % i
+        h = ln(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], eps)
+        qkv = dense(W, p + "attention.query_key_value", h)  # (B, T, 3C), per head [q_h; k_h; v_h]
+        qkv = qkv.reshape(B, T, nh, 3 * hs).transpose(1, 2)  # (B, nh, T, 3 hs)
+        q, k, v = qkv[..., :hs], qkv[..., hs:2 * hs], qkv[..., 2 * hs:]
+        a = attend(rotary(q) / math.sqrt(hs), rotary(k), v, causal_mask(T))
+        attn = dense(W, p + "attention.dense", merge_heads(a))
+        if cfg.get("use_parallel_residual", True):
+            x = x + attn + mlp(p, ln(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], eps))
+        else:
+            x = x + attn
+            x = x + mlp(p, ln(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], eps))
+    x = ln(x, W["gpt_neox.final_layer_norm.weight"], W["gpt_neox.final_layer_norm.bias"], eps)
+    head = W["gpt_neox.embed_in.weight"] if cfg.get("tie_word_embeddings", False) else W["embed_out.weight"]
+    return {"logits": x @ head.t()}
+
+
+def selftest_neox(results, tmp):
+    """The per-head qkv layout against an explicit loop; partial rotary leaves the passed dims alone."""
+    d = os.path.join(tmp, "gpt-neox")
+    cfg, W = load_config(d), load_weights(d, "gpt_neox")
+    C, nh = cfg["hidden_size"], cfg["num_attention_heads"]
+    hs = C // nh
+    w = W["gpt_neox.layers.0.attention.query_key_value.weight"]
+    q_rows = torch.cat([w[h * 3 * hs:h * 3 * hs + hs] for h in range(nh)])  # head h's q: rows 3 hs h .. 3 hs h + hs
+    x = torch.randn(1, 1, C, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    mine = (x @ w.t()).reshape(1, 1, nh, 3 * hs)[..., :hs].reshape(1, 1, C)
+    check(results, "gpt-neox query_key_value: q of head h in rows 3 hs h ..", torch.allclose(mine, x @ q_rows.t()))
+    ids = selftest_inputs("gpt-neox")["input_ids"]
+    full = neox_forward(cfg, W, ids)["logits"]
+    check(results, "gpt-neox rotary_ndims is a quarter of the head", neox_rotary_ndims(cfg) == hs // 4)
+    seq = dict(cfg, use_parallel_residual=False)
+    check(results, "gpt-neox parallel != sequential residual", not torch.allclose(full, neox_forward(seq, W, ids)["logits"]))
+    whole = dict(cfg, rotary_pct=1.0)
+    check(results, "gpt-neox partial != whole rotary", not torch.allclose(full, neox_forward(whole, W, ids)["logits"]))
+
+
 def read_ids(arg):
     """IDS_JSON as a file path or a literal object -> {key: int64 tensor}."""
     text = arg if arg.lstrip().startswith("{") else open(arg).read()
@@ -684,16 +822,18 @@ def reference(arch, model_dir, inputs):
         return bert_forward(cfg, W, ids, mask, inputs.get("token_type_ids", torch.zeros_like(ids)), arch)
     if fam == "t5":
         return t5_forward(cfg, W, ids, mask, inputs["decoder_input_ids"])
+    if fam == "gpt_neox":
+        return neox_forward(cfg, W, ids)
     return llama_forward(cfg, W, ids)
 
 
 def cmd_greedy(args):
     """Greedy decoding with full forward passes (no cache): the reference of `lmzoo generate --temperature 0`."""
     ids = read_ids(args.ids_json)["input_ids"]
-    for _ in range(args.steps):
+    for _ in range(args.new):
         logits = reference(args.arch, args.model_dir, {"input_ids": ids})["logits"]
         ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
-    print(json.dumps(ids[:, -args.steps:].tolist()))
+    print(json.dumps(ids[:, -args.new:].tolist() if args.new else [[] for _ in ids]))
 
 
 def cmd_logits(args):
@@ -708,7 +848,7 @@ def lmzoo_outputs(arch, module, inputs):
     ids = inputs["input_ids"]
     fam = family(arch)
     mask = inputs.get("attention_mask")
-    if fam in ("gpt2", "llama"):
+    if fam in ("gpt2", "llama", "gpt_neox"):
         return {"logits": module.forward(ids)}
     if fam == "t5":
         return {"logits": module.forward(ids, mask, inputs["decoder_input_ids"])}
@@ -791,6 +931,7 @@ def cmd_check_roundtrip(args):
 # selftest
 SELFTEST_IDS = {"gpt2": {"input_ids": [[5, 17, 42, 96, 0, 33, 71, 8], [1, 2, 3, 4, 5, 6, 7, 8]]},
                 "llama": {"input_ids": [[5, 17, 42, 96, 0, 33, 71, 8], [1, 2, 3, 4, 5, 6, 7, 8]]},
+                "gpt_neox": {"input_ids": [[5, 17, 42, 96, 0, 33, 71, 8], [1, 2, 3, 4, 5, 6, 7, 8]]},
                 "bert": {"input_ids": [[2, 17, 42, 96, 33, 71, 3], [2, 5, 6, 7, 8, 9, 3]]},
                 "t5": {"input_ids": [[13, 17, 42, 96, 33, 71, 1], [5, 6, 7, 8, 9, 10, 1]],
                        "decoder_input_ids": [[0, 23, 54, 11, 64], [0, 7, 8, 9, 10]]}}
@@ -852,6 +993,8 @@ def selftest_variants(results, tmp):
                 "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}
         if family(arch) in ("llama", "t5") and not load_config(d).get("tie_word_embeddings", True):
             tied.discard("lm_head.weight")  # an untied head is stored
+        if family(arch) == "gpt_neox" and load_config(d).get("tie_word_embeddings", False):
+            tied.add("embed_out.weight")  # GPT-NeoX's head, left out when tied
         check(results, "%s stores no tied weight" % arch, not stored & tied, " ".join(sorted(stored & tied)))
     check(results, "llama == llama-sharded (same seed)", same_outputs(outs["llama"], outs["llama-sharded"]))
     check(results, "gpt2 == gpt2-legacy (same seed)", same_outputs(outs["gpt2"], outs["gpt2-legacy"]))
@@ -861,7 +1004,7 @@ def selftest_variants(results, tmp):
 
 def selftest_causality(results, tmp):
     for arch, key in (("gpt2", "input_ids"), ("llama", "input_ids"), ("qwen2", "input_ids"), ("mistral", "input_ids"),
-                      ("t5-v1_0", "decoder_input_ids"),
+                      ("gpt-neox", "input_ids"), ("gpt-neox-seq", "input_ids"), ("t5-v1_0", "decoder_input_ids"),
                       ("t5-v1_1", "decoder_input_ids")):
         d = os.path.join(tmp, arch)
         a = selftest_inputs(arch)
@@ -948,6 +1091,7 @@ def cmd_selftest(args):
         selftest_window(results, tmp)
         selftest_bert_heads(results, tmp)
         selftest_against_torch_nn(results, tmp)
+        selftest_neox(results, tmp)
         round_trip = cmd_quiet_roundtrip(os.path.join(tmp, "gpt2-legacy"), os.path.join(tmp, "gpt2"))
         check(results, "check-roundtrip gpt2-legacy vs gpt2 (same seed) passes", round_trip == 0)
     print("selftest: %d of %d passed: %s" % (sum(results), len(results), "PASS" if all(results) else "FAIL"))
@@ -988,11 +1132,11 @@ def main(argv):
     p.add_argument("hf_dir")
     p.add_argument("exported_dir")
     p.add_argument("--allow-extra", action="store_true", help="extra tensors in EXPORTED_DIR are not a failure")
-    p = sub.add_parser("greedy", help="greedy decoding of the reference, new ids as JSON")
+    p = sub.add_parser("greedy", help="greedy continuation ids of a decoder, as JSON")
     p.add_argument("arch", choices=ARCHS)
     p.add_argument("model_dir")
     p.add_argument("ids_json")
-    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--new", type=int, default=20)
     sub.add_parser("selftest", help="check this file's writer, reader and reference passes")
     args = parser.parse_args(argv)
     torch.set_grad_enabled(False)
@@ -1002,10 +1146,8 @@ def main(argv):
     if args.command == "logits":
         cmd_logits(args)
         return 0
-    if args.command == "greedy":
-        cmd_greedy(args)
-        return 0
-    return {"compare": cmd_compare, "check-roundtrip": cmd_check_roundtrip, "selftest": cmd_selftest}[args.command](args)
+    return {"compare": cmd_compare, "check-roundtrip": cmd_check_roundtrip, "selftest": cmd_selftest,
+            "greedy": cmd_greedy}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,10 @@ TEST_CASE("Qwen2 and Mistral settings lmzoo does not compute are refused naming 
   heads["head_dim"] = 16;
   CHECK(refusal(heads).find("head_dim 16 is not supported") != std::string::npos);
 
+  nlohmann::json partial = tiny_hf("LlamaForCausalLM", "llama");
+  partial["partial_rotary_factor"] = 0.5;
+  CHECK(refusal(partial).find("partial_rotary_factor 0.5") != std::string::npos);
+
   nlohmann::json zero = tiny_hf("MistralForCausalLM", "mistral");
   zero["sliding_window"] = 0;
   CHECK(refusal(zero).find("sliding_window must be positive") != std::string::npos);
@@ -165,7 +169,7 @@ TEST_CASE("greedy decoding of imported Llama, Qwen2 and Mistral equals the Pytho
     REQUIRE(run_cli("import " + hf + " --out " + ckpt + " --tokenizer " + corpus.tokenizer_dir).exit_code == 0);
     const std::vector<int64_t> prompt = {5, 17, 42, 9};
     write_text(dir / "ids.json", "{\"input_ids\": [[5, 17, 42, 9]]}");
-    REQUIRE(run_shell(kReference + " greedy " + arch + " " + hf + " " + (dir / "ids.json") + " --steps 20",
+    REQUIRE(run_shell(kReference + " greedy " + arch + " " + hf + " " + (dir / "ids.json") + " --new 20",
                       dir / "greedy.json"));
     const auto expected = nlohmann::json::parse(read_text(dir / "greedy.json"))[0].get<std::vector<int64_t>>();
 

@@ -40,6 +40,34 @@ TEST_CASE("rotary embeddings rotate each pair by position times frequency", "[po
   CHECK(y[0][0][0][0].item<double>() == Approx(0.0).margin(1e-7));
 }
 
+TEST_CASE("partial rotary rotates the first rope_fraction of each head and passes the rest", "[positions][rope]") {
+  ModelConfig c = lmzoo::test::tiny_gpt_config(99, 32, 2);  // head size 16
+  c.position = Position::kRope;
+  c.rope_fraction = 0.25;
+  c.validate();
+  CHECK(rotary_dims(c) == 4);
+  // Frequencies over the 4 rotated dims (GPT-NeoX's inv_freq), not over the head: base^(-2i/4).
+  const auto tables = rotary_tables(8, rotary_dims(c), 100.0);
+  REQUIRE(tables.cos.sizes() == torch::IntArrayRef({8, 4}));
+  torch::manual_seed(4);
+  auto x = torch::randn({1, 2, 3, 16});  // (B, T, nh, hs) at positions 5, 6
+  auto y = apply_rotary(x, tables, 5);
+  CHECK(torch::equal(y.slice(3, 4), x.slice(3, 4)));  // the last 12 dims unchanged
+  for (int64_t t = 0; t < 2; ++t) {
+    for (int64_t i = 0; i < 2; ++i) {  // pair (i, i + 2) rotated by (5 + t) * 100^(-2i/4)
+      INFO("t " << t << " i " << i);
+      const double angle = double(5 + t) * std::pow(100.0, -2.0 * double(i) / 4.0);
+      const double a = x[0][t][1][i].item<double>(), b = x[0][t][1][i + 2].item<double>();
+      CHECK(y[0][t][1][i].item<double>() == Approx(a * std::cos(angle) - b * std::sin(angle)).margin(1e-5));
+      CHECK(y[0][t][1][i + 2].item<double>() == Approx(b * std::cos(angle) + a * std::sin(angle)).margin(1e-5));
+    }
+  }
+  c.rope_fraction = 0.125;  // 2 dims: still even
+  CHECK_NOTHROW(c.validate());
+  c.rope_fraction = 0.1875;  // 3 dims
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains("rope_fraction"));
+}
+
 TEST_CASE("RoPE attention scores depend only on the relative offset", "[positions][rope]") {
   torch::manual_seed(3);
   const int64_t hs = 16;

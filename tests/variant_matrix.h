@@ -15,6 +15,40 @@ struct Variant {
   ModelConfig config;
 };
 
+// GPT-NeoX's switches (issue 28): parallel residual and partial rotary (rope_fraction), each with and without
+// the other, crossed with a few of the other switches.
+inline void add_neox_variants(std::vector<Variant>& all) {
+  struct Neox {
+    double rope_fraction;
+    bool parallel;
+    const char* position;
+    const char* activation;
+    const char* norm;
+    int64_t kv_heads;
+    double dropout;
+  };
+  const Neox neox[] = {{0.25, true, "rope", "gelu", "layernorm", 0, 0.0},   // Pythia's shape (2 of 8 dims rotated)
+                       {0.5, false, "rope", "swiglu", "rmsnorm", 2, 0.0},   // partial rotary alone
+                       {1.0, true, "rope", "gelu-tanh", "layernorm", 1, 0.1},  // parallel, full rotary, dropout
+                       {1.0, true, "learned", "relu", "rmsnorm", 0, 0.0}};  // parallel without rope
+  for (const auto& n : neox) {
+    ModelConfig c = tiny_gpt_config();
+    c.rope_fraction = n.rope_fraction;
+    c.parallel_residual = n.parallel;
+    c.position = parse_enum<Position>(n.position);
+    c.activation = parse_enum<Activation>(n.activation);
+    c.norm = parse_enum<NormKind>(n.norm);
+    c.n_kv_heads = n.kv_heads;
+    c.dropout = n.dropout;
+    c.bias = n.parallel;
+    c.tie_embeddings = !n.parallel;
+    all.push_back({"gpt " + std::string(n.position) + " rope-fraction " + std::to_string(n.rope_fraction) +
+                       (n.parallel ? " parallel-residual " : " sequential ") + n.activation + " " + n.norm + " kv " +
+                       std::to_string(c.kv_heads()),
+                   c});
+  }
+}
+
 inline std::vector<Variant> switch_matrix(Arch arch) {
   const int64_t kv_heads[] = {0, 2, 1};  // multi-head, grouped-query (2 of 4), multi-query
   std::vector<Variant> all;
@@ -47,6 +81,7 @@ inline std::vector<Variant> switch_matrix(Arch arch) {
       ++i;
     }
   }
+  if (arch == Arch::kGpt) add_neox_variants(all);
   return all;
 }
 

@@ -8,7 +8,8 @@ Usage:
 
 Per architecture (gpt2, bert = BertForMaskedLM, bert-cls = BertForSequenceClassification with 3 labels,
 t5-v1_0, t5-v1_1, llama with GQA, qwen2 (q/k/v biases, tied), mistral (sliding window 5), smollm2 (tied
-Llama)), all tiny (vocabulary 97, width 32, 2 layers) and randomly initialised:
+Llama), gpt-neox = GPTNeoXForCausalLM with parallel residual and rotary_pct 0.25, gpt-neox-seq = sequential
+residual, rotary_pct 1, tied), all tiny (vocabulary 97, width 32, 2 layers) and randomly initialised:
   1. transformers builds the model from a config and save_pretrained()s it to WORK/hf_ARCH;
   2. `lmzoo import WORK/hf_ARCH --out WORK/lmzoo_ARCH`;
   3. `lmzoo export --checkpoint WORK/lmzoo_ARCH --out WORK/ARCH.pt`; torch.jit.load; logits vs transformers (fp32);
@@ -37,18 +38,20 @@ import sys
 import warnings
 
 ARCHS = ["gpt2", "bert", "bert-cls", "t5-v1_0", "t5-v1_1", "llama", "qwen2", "mistral", "smollm2"]
-CAUSAL = ["gpt2", "llama", "qwen2", "mistral", "smollm2"]  # checked with greedy generate too
+ARCHS += ["gpt-neox", "gpt-neox-seq"]  # GPTNeoXForCausalLM: parallel residual + rotary_pct 0.25; sequential + 1.0
+CAUSAL = ["gpt2", "llama", "qwen2", "mistral", "smollm2", "gpt-neox", "gpt-neox-seq"]  # checked with greedy generate too
 TOKENIZER_FAMILIES = ["gpt2", "bert", "t5", "llama"]
 VOCAB = 97
 TEXT = "Hello  world!\tÇa va? 日本語のテキスト 🙂🚀 naïve café\n  end"
 MODEL_CLASS = {"gpt2": "GPT2LMHeadModel", "bert": "BertForMaskedLM", "bert-cls": "BertForSequenceClassification",
                "t5-v1_0": "T5ForConditionalGeneration", "t5-v1_1": "T5ForConditionalGeneration",
                "llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "mistral": "MistralForCausalLM",
-               "smollm2": "LlamaForCausalLM"}
+               "smollm2": "LlamaForCausalLM", "gpt-neox": "GPTNeoXForCausalLM", "gpt-neox-seq": "GPTNeoXForCausalLM"}
 AUTO_CLASS = {"gpt2": "AutoModelForCausalLM", "bert": "AutoModelForMaskedLM",
               "bert-cls": "AutoModelForSequenceClassification", "t5-v1_0": "AutoModelForSeq2SeqLM",
               "t5-v1_1": "AutoModelForSeq2SeqLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
-              "mistral": "AutoModelForCausalLM", "smollm2": "AutoModelForCausalLM"}
+              "mistral": "AutoModelForCausalLM", "smollm2": "AutoModelForCausalLM",
+              "gpt-neox": "AutoModelForCausalLM", "gpt-neox-seq": "AutoModelForCausalLM"}
 # Words of a loading warning that mean weights were dropped, left out or freshly initialised.
 BAD_LOAD_WORDS = ("initialized", "initialised", "were not used", "missing", "unexpected", "mismatch")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,6 +91,14 @@ def hf_config(tf, arch, vocab_size):
                            relative_attention_max_distance=128, feed_forward_proj="gated-gelu" if v1_1 else "relu",
                            tie_word_embeddings=not v1_1, layer_norm_epsilon=1e-6, decoder_start_token_id=0,
                            pad_token_id=0, eos_token_id=1)
+    if arch in ("gpt-neox", "gpt-neox-seq"):  # head size 16: rotary over 4 dims (0.25) or all 16 (seq)
+        parallel = arch == "gpt-neox"
+        return tf.GPTNeoXConfig(vocab_size=vocab_size, hidden_size=48, num_hidden_layers=2, num_attention_heads=3,
+                                intermediate_size=80, hidden_act="gelu" if parallel else "gelu_new",
+                                rotary_pct=0.25 if parallel else 1.0, rotary_emb_base=10000 if parallel else 500,
+                                max_position_embeddings=64, layer_norm_eps=1e-5, use_parallel_residual=parallel,
+                                tie_word_embeddings=not parallel, attention_bias=True, bos_token_id=0,
+                                eos_token_id=0)
     theta = {"qwen2": 1000000.0, "smollm2": 100000.0}.get(arch, 500000.0)
     rope = {"rope_theta": theta, "rope_scaling": None}
     if "rope_parameters" in inspect.signature(tf.LlamaConfig.__init__).parameters:  # transformers 5
@@ -109,7 +120,7 @@ def hf_config(tf, arch, vocab_size):
 
 def init_std(arch, name, shape):
     """Standard deviation of a 2-D weight: O(1) activations and logits instead of HF's 0.02."""
-    if any(key in name for key in ("wte", "wpe", "embeddings", "embed_tokens")):
+    if any(key in name for key in ("wte", "wpe", "embeddings", "embed_tokens", "embed_in")):
         return 0.3
     if name.startswith("shared"):
         return 1.0

@@ -20,7 +20,11 @@ torch::Tensor as_tensor(const std::vector<double>& values) {
 
 std::vector<double> sinusoidal_frequencies(int64_t dim) { return inverse_powers(dim, 10000.0); }
 
-std::vector<double> rotary_frequencies(int64_t head_size, double base) { return inverse_powers(head_size, base); }
+std::vector<double> rotary_frequencies(int64_t rotary_dims, double base) { return inverse_powers(rotary_dims, base); }
+
+int64_t rotary_dims(const ModelConfig& config) {
+  return int64_t(std::llround(config.rope_fraction * double(config.head_size())));
+}
 
 torch::Tensor sinusoidal_table(int64_t length, int64_t dim) {
   auto f64 = torch::TensorOptions().dtype(torch::kDouble);
@@ -36,21 +40,25 @@ torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table,
   return (embedding_scale == 1.0 ? x : x * embedding_scale) + rows;
 }
 
-RotaryTables rotary_tables(int64_t length, int64_t head_size, double base) {
+RotaryTables rotary_tables(int64_t length, int64_t rotary_dims, double base) {
   auto f64 = torch::TensorOptions().dtype(torch::kDouble);
-  auto angle = torch::arange(length, f64).unsqueeze(1) * as_tensor(rotary_frequencies(head_size, base));  // (L, hs/2)
-  angle = torch::cat({angle, angle}, -1);                                                        // (L, hs)
+  auto angle = torch::arange(length, f64).unsqueeze(1) * as_tensor(rotary_frequencies(rotary_dims, base));  // (L, rd/2)
+  angle = torch::cat({angle, angle}, -1);                                                          // (L, rd)
   return {torch::cos(angle).to(torch::kFloat), torch::sin(angle).to(torch::kFloat)};
 }
 
 torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset) {
-  const int64_t T = x.size(1), half = x.size(3) / 2;
+  const int64_t T = x.size(1), rd = tables.cos.size(1), half = rd / 2;
   TORCH_CHECK(offset + T <= tables.cos.size(0), "rotary position ", offset + T, " exceeds the context length ",
               tables.cos.size(0));
-  auto cos = tables.cos.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, hs)
-  auto sin = tables.sin.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, hs)
-  auto rotated = torch::cat({-x.slice(3, half), x.slice(3, 0, half)}, 3);  // (B, T, nh, hs)
-  return x * cos + rotated * sin;
+  TORCH_CHECK(rd <= x.size(3), "rotary tables of ", rd, " dimensions for heads of ", x.size(3));
+  auto cos = tables.cos.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, rd)
+  auto sin = tables.sin.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, rd)
+  auto part = rd == x.size(3) ? x : x.slice(3, 0, rd);                             // (B, T, nh, rd)
+  auto rotated = torch::cat({-part.slice(3, half), part.slice(3, 0, half)}, 3);  // (B, T, nh, rd)
+  auto out = part * cos + rotated * sin;
+  if (rd == x.size(3)) return out;
+  return torch::cat({out, x.slice(3, rd)}, 3);  // (B, T, nh, hs): the last hs - rd dims pass through
 }
 
 std::vector<double> alibi_slopes(int64_t n_head) {
@@ -110,7 +118,7 @@ PositionTablesImpl::PositionTablesImpl(const ModelConfig& config) {
       sinusoid = register_buffer("sinusoid", sinusoidal_table(config.max_seq_len, config.d_model));
       break;
     case Position::kRope: {
-      const RotaryTables tables = rotary_tables(config.max_seq_len, config.head_size(), config.rope_base);
+      const RotaryTables tables = rotary_tables(config.max_seq_len, rotary_dims(config), config.rope_base);
       rotary.cos = register_buffer("rope_cos", tables.cos);
       rotary.sin = register_buffer("rope_sin", tables.sin);
       break;

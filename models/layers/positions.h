@@ -32,15 +32,20 @@ std::vector<double> sinusoidal_frequencies(int64_t dim);
 torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
                              double embedding_scale);
 
-// Rotary tables (length, head_size) each, float: angle p * base^(-2i / head_size) for i < head_size / 2,
-// the same angles repeated for the second half. Computed in float64, rounded once.
+// Rotary tables (length, rd) each, float, rd the rotated dimensions of a head (rotary_dims): angle
+// p * base^(-2i / rd) for i < rd / 2, the same angles repeated for the second half. Computed in float64, rounded
+// once.
 struct RotaryTables {
   torch::Tensor cos, sin;
 };
-RotaryTables rotary_tables(int64_t length, int64_t head_size, double base);
-std::vector<double> rotary_frequencies(int64_t head_size, double base);  // base^(-2i / head_size), i < hs/2
-// x: (B, T, nh, hs) at positions offset .. offset + T - 1 -> x cos + rotate_half(x) sin, where
-// rotate_half(x) = [-x2, x1] for the halves x1, x2 of the head dimension.
+RotaryTables rotary_tables(int64_t length, int64_t rotary_dims, double base);
+std::vector<double> rotary_frequencies(int64_t rotary_dims, double base);  // base^(-2i / rd), i < rd/2
+// The rotated dimensions of each head: rope_fraction * head_size (GPT-NeoX's rotary_ndims; validate() keeps it
+// even and whole).
+int64_t rotary_dims(const ModelConfig& config);
+// x: (B, T, nh, hs) at positions offset .. offset + T - 1, with rd = the tables' width <= hs: the first rd dims
+// become x cos + rotate_half(x) sin, where rotate_half(x) = [-x2, x1] for the halves x1, x2 of those rd dims;
+// the other hs - rd dims pass through (GPT-NeoX's partial rotary).
 torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset);
 
 // ALiBi slopes for n heads: the geometric sequence starting at 2^(-8/n) for a power of two; otherwise
@@ -48,7 +53,7 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, i
 std::vector<double> alibi_slopes(int64_t n_head);
 
 // The fixed (computed, not learned) position tables a config uses, as registered buffers, so that they move with
-// the model (.to(device), once) and are shared by its layers: sinusoid (L, C); rope_cos, rope_sin (L, hs); alibi
+// the model (.to(device), once) and are shared by its layers: sinusoid (L, C); rope_cos, rope_sin (L, rd); alibi
 // slopes (nh,). Derived from the config, so they are never saved or loaded (is_serializable() is false) and
 // checkpoints hold only learned weights. A model holds one when position_tables_needed(config).
 class PositionTablesImpl : public torch::nn::Module {
