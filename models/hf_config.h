@@ -22,6 +22,8 @@ enum class HfArchitecture {
   kBertForSequenceClassification,
   kT5ForConditionalGeneration,
   kLlamaForCausalLM,
+  kRobertaForMaskedLM,
+  kDistilBertForMaskedLM,
 };
 
 template <>
@@ -35,6 +37,9 @@ struct EnumTable<HfArchitecture> {
        "BERT encoder, pooler and a classifier"},
       {HfArchitecture::kT5ForConditionalGeneration, "T5ForConditionalGeneration", "T5 v1.0 / v1.1 encoder-decoder"},
       {HfArchitecture::kLlamaForCausalLM, "LlamaForCausalLM", "Llama (grouped-query attention, rope)"},
+      {HfArchitecture::kRobertaForMaskedLM, "RobertaForMaskedLM",
+       "RoBERTa: BERT with positions from pad_token_id + 1 and its LM head"},
+      {HfArchitecture::kDistilBertForMaskedLM, "DistilBertForMaskedLM", "DistilBERT: no token types, its own names"},
   };
 };
 
