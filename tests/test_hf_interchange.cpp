@@ -343,7 +343,7 @@ TEST_CASE("presets marked with an HF twin map onto that architecture and back", 
     };
     CHECK(spelled_out(back.config) == spelled_out(c));
   }
-  CHECK(twins == 19);
+  CHECK(twins == 21);
 }
 
 namespace {
