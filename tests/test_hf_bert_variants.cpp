@@ -9,7 +9,7 @@
 #include "data/gpt2_byte_level.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
-#include "data/utf8.h"
+#include "data/unicode_text.h"
 #include "models/bert_presets.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
@@ -187,7 +187,7 @@ ModelConfig tiny_family_config(int64_t type_vocab, int64_t offset) {
 
 }  // namespace
 
-TEST_CASE("RoBERTa and DistilBERT configs map onto lmzoo's fields and back", "[hf]") {
+TEST_CASE("RoBERTa and DistilBERT configs map onto lmzoo's fields and back", "[hf][bertfam]") {
   const auto roberta = model_config_from_hf(roberta_hf());
   CHECK(roberta.architecture == HfArchitecture::kRobertaForMaskedLM);
   CHECK(roberta.config.position_offset == 2);
@@ -227,7 +227,7 @@ TEST_CASE("RoBERTa and DistilBERT configs map onto lmzoo's fields and back", "[h
   CHECK(hf_architecture_of(find_preset("bert-base").config) == HfArchitecture::kBertForMaskedLM);
 }
 
-TEST_CASE("RoBERTa and DistilBERT fields lmzoo cannot represent are refused by name", "[hf]") {
+TEST_CASE("RoBERTa and DistilBERT fields lmzoo cannot represent are refused by name", "[hf][bertfam]") {
   json sinusoidal = distilbert_hf();
   sinusoidal["sinusoidal_pos_embds"] = true;
   CHECK(refusal(sinusoidal) == "config.json: sinusoidal_pos_embds true is not supported (lmzoo implements false)");
@@ -272,7 +272,7 @@ TEST_CASE("RoBERTa and DistilBERT fields lmzoo cannot represent are refused by n
   }
 }
 
-TEST_CASE("roberta-base and distilbert-base have their masked-LM classes' published counts", "[hf][presets]") {
+TEST_CASE("roberta-base and distilbert-base have their masked-LM classes' published counts", "[hf][presets][bertfam]") {
   const ModelConfig roberta = find_preset("roberta-base").config;
   const ModelConfig distil = find_preset("distilbert-base").config;
   // Hand-computed from the HF modules. RoBERTa: embeddings 50265*768 + 514*768 + 1*768 + 2*768 = 39,000,576;
@@ -313,7 +313,7 @@ TEST_CASE("roberta-base and distilbert-base have their masked-LM classes' publis
   }
 }
 
-TEST_CASE("bert with position_offset and without token types: positions and segment ids", "[bert]") {
+TEST_CASE("bert with position_offset and without token types: positions and segment ids", "[bert][bertfam]") {
   torch::NoGradGuard no_grad;
   torch::manual_seed(5);
   Bert roberta(tiny_family_config(1, 2));
@@ -343,7 +343,7 @@ TEST_CASE("bert with position_offset and without token types: positions and segm
   CHECK(torch::equal(distil->forward(ids, {}, types), distil->forward(ids)));
 }
 
-TEST_CASE("RoBERTa- and DistilBERT-shaped berts export to TorchScript that matches lmzoo", "[export][variants]") {
+TEST_CASE("RoBERTa- and DistilBERT-shaped berts export to TorchScript that matches lmzoo", "[export][variants][bertfam]") {
   torch::NoGradGuard no_grad;
   TempDir dir;
   for (const auto& [types, offset] : {std::pair<int64_t, int64_t>{1, 2}, {0, 0}, {1, 5}, {2, 1}}) {
@@ -363,7 +363,7 @@ TEST_CASE("RoBERTa- and DistilBERT-shaped berts export to TorchScript that match
   }
 }
 
-TEST_CASE("imported RoBERTa and DistilBERT match a float64 reference and export back bit for bit", "[hf][python]") {
+TEST_CASE("imported RoBERTa and DistilBERT match a float64 reference and export back bit for bit", "[hf][python][bertfam]") {
   if (!python_has_torch()) {
     WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
     return;
@@ -397,8 +397,8 @@ TEST_CASE("imported RoBERTa and DistilBERT match a float64 reference and export 
   }
 }
 
-TEST_CASE("RoBERTa's byte-level BPE and DistilBERT's WordPiece: special ids, fill-mask, tokenizer.json round trip",
-          "[hf][python]") {
+TEST_CASE("RoBERTa's byte-level BPE and DistilBERT's WordPiece: special ids; fill-mask; tokenizer.json round trip",
+          "[hf][python][bertfam]") {
   if (!python_has_torch()) {
     WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
     return;
@@ -450,7 +450,7 @@ TEST_CASE("RoBERTa's byte-level BPE and DistilBERT's WordPiece: special ids, fil
   }
 }
 
-TEST_CASE("train --init continues imported RoBERTa and DistilBERT with masked LM", "[hf][python]") {
+TEST_CASE("train --init continues imported RoBERTa and DistilBERT with masked LM", "[hf][python][bertfam]") {
   if (!python_has_torch()) {
     WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
     return;
@@ -489,37 +489,36 @@ TEST_CASE("train --init continues imported RoBERTa and DistilBERT with masked LM
   }
 }
 
-TEST_CASE("lmzoo import refuses RoBERTa / DistilBERT it cannot represent: exit 2, one line, nothing written",
-          "[hf][python]") {
+TEST_CASE("lmzoo import refuses RoBERTa / DistilBERT it cannot represent (exit 2; one line; nothing written)",
+          "[hf][python][bertfam]") {
   if (!python_has_torch()) {
     WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
     return;
   }
   TempDir dir;
   struct Case {
-    std::string arch, field;
-    json value;
-    std::string expected;
+    std::string arch, field, value_json, expected;
   };
   const std::vector<Case> cases = {
-      {"distilbert", "sinusoidal_pos_embds", true, "sinusoidal_pos_embds true is not supported"},
-      {"roberta", "position_embedding_type", "relative_key", "position_embedding_type 'relative_key'"},
+      {"distilbert", "sinusoidal_pos_embds", "true", "sinusoidal_pos_embds true is not supported"},
+      {"roberta", "position_embedding_type", "\"relative_key\"", "position_embedding_type 'relative_key'"},
       // A layer more than the file holds: a missing tensor, named.
-      {"distilbert", "n_layers", 3,
+      {"distilbert", "n_layers", "3",
        "the checkpoint has no tensor 'distilbert.transformer.layer.2.attention.q_lin.weight'"},
       // A wider feed-forward than the file's: a wrong shape, named.
-      {"roberta", "intermediate_size", 48, "tensor 'roberta.encoder.layer.0.intermediate.dense.weight' has shape"},
-      {"distilbert", "hidden_dim", 48, "tensor 'distilbert.transformer.layer.0.ffn.lin1.weight' has shape"},
+      {"roberta", "intermediate_size", "48", "tensor 'roberta.encoder.layer.0.intermediate.dense.weight' has shape"},
+      {"distilbert", "hidden_dim", "48", "tensor 'distilbert.transformer.layer.0.ffn.lin1.weight' has shape"},
   };
   for (const auto& c : cases) {
     INFO(c.arch << " " << c.field);
     const std::string tok = tokenizer_dir_for(dir, c.arch);
     const std::string hf = dir / ("bad_" + c.arch + "_" + c.field), out = dir / ("out_" + c.field);
-    const int64_t vocab = Tokenizer::load(tok).vocab_size();
-    REQUIRE(run_shell(kReference + " make " + c.arch + " " + hf + " --vocab " + std::to_string(vocab), dir / "make.log"));
-    for (const auto& item : Tokenizer::load(tok).files()) write_text(fs::path(hf) / item.first, item.second);
+    const Tokenizer tokenizer = Tokenizer::load(tok);
+    REQUIRE(run_shell(kReference + " make " + c.arch + " " + hf + " --vocab " + std::to_string(tokenizer.vocab_size()),
+                      dir / "make.log"));
+    for (const auto& item : tokenizer.files()) write_text(fs::path(hf) / item.first, item.second);
     json config = json::parse(read_text(fs::path(hf) / "config.json"));
-    config[c.field] = c.value;
+    config[c.field] = json::parse(c.value_json);
     write_text(fs::path(hf) / "config.json", config.dump());
     auto r = run_cli("import " + hf + " --out " + out);
     CHECK(r.exit_code == 2);

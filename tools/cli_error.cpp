@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/interrupt.h"
+#include "models/hf_config.h"
 
 namespace lmzoo::cli {
 
@@ -48,6 +49,9 @@ int guarded(const char* command, int (*fn)(int, char**), int argc, char** argv) 
     std::cerr << prefix << first_line(e.what_without_backtrace()) << "\n";
     return 1;
   } catch (const std::invalid_argument& e) {
+    std::cerr << prefix << first_line(e.what()) << "\n";
+    return 2;
+  } catch (const HfFormatError& e) {  // a Hugging Face config or checkpoint lmzoo cannot represent: bad input
     std::cerr << prefix << first_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
