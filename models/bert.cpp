@@ -1,4 +1,4 @@
-// BERT encoder: embeddings -> norm -> blocks (post- or pre-norm) -> MLM head / pooler; BERT init.
+// BERT encoder (RoBERTa and DistilBERT shapes too): embeddings -> norm -> blocks (post- or pre-norm) -> MLM head / pooler; BERT init.
 // Shapes: B batch, T positions, C d_model, V vocabulary, nh heads.
 #include "models/bert.h"
 
@@ -9,6 +9,15 @@ namespace lmzoo {
 namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// RoBERTa's position ids (position_offset > 0), as HF's create_position_ids_from_input_ids computes them from the
+// pad ids: a real token reads row OFFSET + its index among its row's real tokens, a pad row OFFSET - 1 (HF's
+// padding_idx). MASK (B, T), 1 = real, or undefined (all real). Returns (B, T) or (1, T) int64.
+torch::Tensor offset_position_ids(const torch::Tensor& mask, int64_t T, int64_t offset, torch::Device device) {
+  if (!mask.defined()) return torch::arange(offset, offset + T, torch::TensorOptions(torch::kLong).device(device)).unsqueeze(0);
+  auto real = (mask != 0).to(torch::kLong);       // (B, T)
+  return torch::cumsum(real, 1) * real + (offset - 1);  // (B, T)
 }
 }  // namespace
 
@@ -21,11 +30,15 @@ BertImpl::BertImpl(const ModelConfig& config) : config_(config) {
   word_embeddings = register_module("word_embeddings", torch::nn::Embedding(config.padded_vocab(), d));
   const PositionScheme positions = position_scheme(config.position);
   if (positions.learned_table) {
-    position_embeddings = register_module("position_embeddings", torch::nn::Embedding(config.max_seq_len, d));
+    // RoBERTa keeps position_offset rows before position 0's (its padding row among them).
+    position_embeddings = register_module("position_embeddings",
+                                          torch::nn::Embedding(config.max_seq_len + config.position_offset, d));
   }
   if (positions.fixed_tables) position_tables = register_module("position_tables", PositionTables(config));
   if (positions.score_bias) attn_bias = register_module("attn_bias", AttentionBias(config, true, position_tables));
-  token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
+  if (config.type_vocab_size > 0) {  // DistilBERT has none
+    token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(config.type_vocab_size, d));
+  }
   emb_ln = register_module("emb_ln", make_norm(config));
   emb_dropout = register_module("emb_dropout", torch::nn::Dropout(config.dropout));
   h = register_module("h", torch::nn::ModuleList());
@@ -61,21 +74,30 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be (B, T), got ", input_ids.sizes());
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
   TORCH_CHECK(T <= config_.max_seq_len, "sequence length ", T, " exceeds the model's maximum ", config_.max_seq_len);
+  TORCH_CHECK(!attention_mask.defined() || attention_mask.sizes() == input_ids.sizes(),
+              "attention_mask must match input_ids ", input_ids.sizes(), ", got ", attention_mask.sizes());
   // (B, T, C). Vaswani et al.: a sinusoid is added to token embeddings scaled by sqrt(C).
-  auto x = add_position_encoding(config_.position, word_embeddings(input_ids), position_embeddings, position_tables, 0,
-                                 std::sqrt(double(config_.d_model)));
+  torch::Tensor x;
+  if (config_.position_offset > 0) {
+    const auto ids = offset_position_ids(attention_mask, T, config_.position_offset, input_ids.device());
+    x = word_embeddings(input_ids) + position_embeddings(ids);  // (B, T, C)
+  } else {
+    x = add_position_encoding(config_.position, word_embeddings(input_ids), position_embeddings, position_tables, 0,
+                              std::sqrt(double(config_.d_model)));
+  }
   if (token_type_ids.defined()) {
     TORCH_CHECK(token_type_ids.sizes() == input_ids.sizes(), "token_type_ids must match input_ids ",
                 input_ids.sizes(), ", got ", token_type_ids.sizes());
+  }
+  // One token type (RoBERTa) or none (DistilBERT): segment ids are ignored, as HF's tokenizers give them all 0.
+  if (token_type_ids.defined() && config_.type_vocab_size > 1) {
     x = x + token_type_embeddings(token_type_ids);  // (B, T, C)
-  } else {
+  } else if (config_.type_vocab_size > 0) {
     x = x + token_type_embeddings->weight[0];  // (C) broadcast: every token of type 0
   }
   x = emb_dropout(emb_ln(x));
   torch::Tensor blocked;  // undefined: attend everywhere
   if (attention_mask.defined()) {
-    TORCH_CHECK(attention_mask.sizes() == input_ids.sizes(), "attention_mask must match input_ids ",
-                input_ids.sizes(), ", got ", attention_mask.sizes());
     blocked = (attention_mask == 0).view({B, 1, 1, T});  // (B, 1, 1, T): pad keys, for every head and query
   }
   // alibi / relative: (1, nh, T, T) score bias; undefined otherwise.

@@ -1,5 +1,6 @@
 // BERT-style encoder-only model: word + position (learned or sinusoidal; rope, alibi and relative act in
-// attention) + token-type embeddings, embedding norm, bidirectional blocks over a padding mask, MLM head
+// attention; learned with position_offset: RoBERTa's positions counted over real tokens from row offset, pads
+// at row offset - 1) + token-type embeddings (none with type_vocab_size 0, DistilBERT), embedding norm, bidirectional blocks over a padding mask, MLM head
 // tied to the word embeddings (rows padded to vocab_multiple), [CLS] pooler.
 // Leaves out: the loss (train/), next-sentence prediction and task heads (classifiers).
 #pragma once
@@ -16,7 +17,8 @@ class BertImpl : public torch::nn::Module {
   explicit BertImpl(const ModelConfig& config);
   // input_ids: (B, T) int64. attention_mask: (B, T), 1 = real token, 0 = pad (undefined: all real);
   // pads are never attended to; each row needs at least one real token ([CLS]).
-  // token_type_ids: (B, T) int64 (undefined: all 0).
+  // token_type_ids: (B, T) int64 (undefined: all 0; ignored with type_vocab_size 0 or 1, as RoBERTa and
+  // DistilBERT take none).
   // Returns MLM logits (B, T, V).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = torch::Tensor(),
                         const torch::Tensor& token_type_ids = torch::Tensor());
@@ -35,6 +37,7 @@ class BertImpl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
 
+  // position_embeddings: (max_seq_len + position_offset, C); token_type_embeddings null with type_vocab_size 0.
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
   PositionTables position_tables{nullptr};  // sinusoidal, rope and alibi positions only
   AttentionBias attn_bias{nullptr};  // alibi and relative positions only

@@ -1,4 +1,5 @@
-// BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes) and the parameter formula.
+// BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes), RoBERTa and DistilBERT, and the
+// parameter formula.
 #include "models/bert_presets.h"
 
 #include "models/layer_parameter_count.h"
@@ -27,7 +28,32 @@ ModelConfig bert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t
   c.init = InitScheme::kBert;
   return c;
 }
+
+// RoBERTa (Liu et al. 2019): BERT's shape, byte-level BPE vocabulary of 50265, one token type, 514 position rows of
+// which the first 2 (padding_idx + 1) precede position 0, LayerNorm eps 1e-5.
+ModelConfig roberta_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d_ff) {
+  ModelConfig c = bert_shape(n_layer, d_model, n_head, d_ff);
+  c.vocab_size = 50265;
+  c.type_vocab_size = 1;
+  c.position_offset = 2;
+  c.norm_eps = 1e-5;
+  return c;
+}
+
+// DistilBERT (Sanh et al. 2019): BERT-base's width over 6 layers, no token types.
+ModelConfig distilbert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, int64_t d_ff) {
+  ModelConfig c = bert_shape(n_layer, d_model, n_head, d_ff);
+  c.type_vocab_size = 0;
+  return c;
+}
 }  // namespace
+
+bool bert_has_hf_pooler(const ModelConfig& c) { return c.position_offset == 0 && c.type_vocab_size > 0; }
+
+int64_t published_bert_parameters(const ModelConfig& c) {
+  return bert_has_hf_pooler(c) ? count_bert_parameters(c, /*with_pooler=*/true, /*with_mlm_head=*/false)
+                               : count_bert_parameters(c, /*with_pooler=*/false, /*with_mlm_head=*/true);
+}
 
 const std::vector<Preset>& bert_presets() {
   static const std::vector<Preset> presets = {
@@ -37,6 +63,8 @@ const std::vector<Preset>& bert_presets() {
       {"bert-medium", "BERT medium: 8 layers, 8 heads, d 512, ff 2048", bert_shape(8, 512, 8, 2048), "google/bert_uncased_L-8_H-512_A-8"},
       {"bert-base", "BERT base: 12 layers, 12 heads, d 768, ff 3072", bert_shape(12, 768, 12, 3072), "google-bert/bert-base-uncased"},
       {"bert-large", "BERT large: 24 layers, 16 heads, d 1024, ff 4096", bert_shape(24, 1024, 16, 4096), "google-bert/bert-large-uncased"},
+      {"roberta-base", "RoBERTa base: BERT base with byte-level BPE, 1 token type, positions from 2", roberta_shape(12, 768, 12, 3072), "FacebookAI/roberta-base"},
+      {"distilbert-base", "DistilBERT base: 6 layers, 12 heads, d 768, ff 3072, no token types", distilbert_shape(6, 768, 12, 3072), "distilbert/distilbert-base-uncased"},
   };
   return presets;
 }

@@ -130,6 +130,10 @@ ModelConfig bert_config(const HfFields& f, HfArchitecture architecture, std::vec
   c.d_ff = f.integer("intermediate_size");
   c.max_seq_len = f.integer("max_position_embeddings");
   c.type_vocab_size = f.integer("type_vocab_size", 2);
+  if (c.type_vocab_size < 1) {
+    throw HfFormatError("config.json: type_vocab_size " + std::to_string(c.type_vocab_size) +
+                        " is not supported (the embeddings read token type 0; at least 1)");
+  }
   c.activation = activation_of("hidden_act", f.text("hidden_act", "gelu"));
   c.norm_eps = f.number("layer_norm_eps", 1e-12);
   c.dropout = merged_dropout(f, {"hidden_dropout_prob", "attention_probs_dropout_prob"}, notes);
@@ -167,6 +171,53 @@ ModelConfig bert_config(const HfFields& f, HfArchitecture architecture, std::vec
       c.labels[id] = item.value().get<std::string>();
     }
   }
+  return c;
+}
+
+// --- RoBERTa and DistilBERT (BERT-family classes with their own config fields) ---
+
+// RobertaForMaskedLM: BERT's fields; its learned positions start at pad_token_id + 1 (rows before that kept as
+// position_offset), and its LM head applies erf GELU whatever hidden_act says.
+ModelConfig roberta_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c = bert_config(f, HfArchitecture::kBertForMaskedLM, notes);
+  const int64_t pad = f.integer("pad_token_id", 1);
+  if (pad < 0) throw HfFormatError("config.json: pad_token_id " + std::to_string(pad) + " is negative");
+  if (c.max_seq_len <= pad + 1) {
+    throw HfFormatError("config.json: max_position_embeddings " + std::to_string(c.max_seq_len) +
+                        " leaves no positions after RoBERTa's first pad_token_id + 1 = " + std::to_string(pad + 1) +
+                        " rows");
+  }
+  c.position_offset = pad + 1;
+  c.max_seq_len -= c.position_offset;
+  if (c.activation != Activation::kGelu) {
+    throw HfFormatError("config.json: hidden_act '" + f.text("hidden_act", "gelu") +
+                        "' is not supported for RobertaForMaskedLM (its LM head applies gelu whatever hidden_act "
+                        "says; lmzoo's head uses the encoder's activation)");
+  }
+  return c;
+}
+
+// DistilBertForMaskedLM: no token types, LayerNorm eps 1e-12 in its code, learned positions only.
+ModelConfig distilbert_config(const HfFields& f, std::vector<std::string>& notes) {
+  ModelConfig c;
+  c.arch = Arch::kBert;
+  c.vocab_size = f.integer("vocab_size");
+  c.d_model = f.integer("dim");
+  c.n_layer = f.integer("n_layers");
+  c.n_head = f.integer("n_heads");
+  c.d_ff = f.integer("hidden_dim");
+  c.max_seq_len = f.integer("max_position_embeddings");
+  c.type_vocab_size = 0;
+  c.activation = activation_of("activation", f.text("activation", "gelu"));
+  c.norm_eps = 1e-12;
+  c.dropout = merged_dropout(f, {"dropout", "attention_dropout"}, notes);
+  c.bias = true;
+  c.norm = NormKind::kLayerNorm;
+  c.norm_position = NormPosition::kPost;
+  c.position = Position::kLearned;
+  c.tie_embeddings = f.boolean("tie_word_embeddings", true);  // tie_weights_ is a leftover transformers ignores
+  c.init = InitScheme::kBert;
+  f.require_bool("sinusoidal_pos_embds", false, false);
   return c;
 }
 
@@ -409,6 +460,8 @@ HfArchitecture architecture_of(const HfFields& f, const std::string& model_type)
   if (model_type == "qwen2") return HfArchitecture::kQwen2ForCausalLM;
   if (model_type == "mistral") return HfArchitecture::kMistralForCausalLM;
   if (model_type == "gpt_neox") return HfArchitecture::kGptNeoXForCausalLM;
+  if (model_type == "roberta") return HfArchitecture::kRobertaForMaskedLM;
+  if (model_type == "distilbert") return HfArchitecture::kDistilBertForMaskedLM;
   if (model_type.empty()) throw HfFormatError("config.json names neither 'architectures' nor 'model_type'");
   throw HfFormatError("config.json: model_type '" + model_type + "' is not supported (" + supported_model_types() + ")");
 }
@@ -425,6 +478,8 @@ std::string model_type_of(HfArchitecture a) {
     case HfArchitecture::kQwen2ForCausalLM: return "qwen2";
     case HfArchitecture::kMistralForCausalLM: return "mistral";
     case HfArchitecture::kGptNeoXForCausalLM: return "gpt_neox";
+    case HfArchitecture::kRobertaForMaskedLM: return "roberta";
+    case HfArchitecture::kDistilBertForMaskedLM: return "distilbert";
   }
   throw std::logic_error("architecture outside its table");
 }
@@ -449,6 +504,21 @@ HfArchitecture gpt_neox_twin(const ModelConfig& c) {
   require_twin(c.kv_heads() == c.n_head, c, neox, "one key/value head per query head");
   require_twin(c.attention_window == 0, c, neox, "attention over the whole context (no --attention-window)");
   return HfArchitecture::kGptNeoXForCausalLM;
+// A bert with position_offset > 0 (RoBERTa) or no token types (DistilBERT), past BERT's common requirements.
+HfArchitecture roberta_or_distilbert_of(const ModelConfig& c) {
+  if (c.type_vocab_size == 0) {
+    const std::string distilbert = "DistilBERT";
+    require_twin(c.position_offset == 0, c, distilbert, "positions from 0 (position_offset is RoBERTa's)");
+    require_twin(c.labels.empty(), c, distilbert,
+                 "its own classification head (pre_classifier + ReLU), not lmzoo's pooler + classifier");
+    require_twin(c.norm_eps == 1e-12, c, distilbert, "LayerNorm eps 1e-12 (fixed in its code)");
+    return HfArchitecture::kDistilBertForMaskedLM;
+  }
+  const std::string roberta = "RoBERTa";
+  require_twin(c.labels.empty(), c, roberta,
+               "its own classification head (dense + tanh + out_proj with dropouts), not lmzoo's pooler + classifier");
+  require_twin(c.activation == Activation::kGelu, c, roberta, "activation gelu (its LM head applies gelu)");
+  return HfArchitecture::kRobertaForMaskedLM;
 }
 
 json common_fields(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids) {
@@ -487,6 +557,8 @@ HfModelDescription read_model_config(const json& hf) {
     case HfArchitecture::kQwen2ForCausalLM: d.config = qwen2_config(f, d.notes); break;
     case HfArchitecture::kMistralForCausalLM: d.config = mistral_config(f, d.notes); break;
     case HfArchitecture::kGptNeoXForCausalLM: d.config = gpt_neox_config(f, d.notes); break;
+    case HfArchitecture::kRobertaForMaskedLM: d.config = roberta_config(f, d.notes); break;
+    case HfArchitecture::kDistilBertForMaskedLM: d.config = distilbert_config(f, d.notes); break;
   }
   try {
     d.config.validate();
@@ -554,6 +626,7 @@ HfArchitecture hf_architecture_of(const ModelConfig& c) {
       require_twin(c.bias, c, bert, "biases (--bias)");
       require_twin(!c.gated_ffn(), c, bert, "an ungated activation");
       require_twin(kv_plain, c, bert, "one key/value head per query head");
+      if (c.position_offset > 0 || c.type_vocab_size == 0) return roberta_or_distilbert_of(c);
       require_twin(c.tie_embeddings || !c.labels.empty(), c, bert, "a masked-LM decoder tied to the embeddings");
       return c.labels.empty() ? HfArchitecture::kBertForMaskedLM : HfArchitecture::kBertForSequenceClassification;
     }
@@ -600,6 +673,27 @@ json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenI
         j.update({{"id2label", id2label}, {"label2id", label2id},
                   {"problem_type", "single_label_classification"}});
       }
+      break;
+    case HfArchitecture::kRobertaForMaskedLM:
+      j.update({{"hidden_size", c.d_model}, {"num_hidden_layers", c.n_layer}, {"num_attention_heads", c.n_head},
+                {"intermediate_size", c.ff_dim()}, {"hidden_act", hf_activation_name(c.activation)},
+                {"max_position_embeddings", c.max_seq_len + c.position_offset},
+                {"type_vocab_size", c.type_vocab_size}, {"layer_norm_eps", c.norm_eps},
+                {"hidden_dropout_prob", c.dropout}, {"attention_probs_dropout_prob", c.dropout},
+                {"position_embedding_type", "absolute"}, {"initializer_range", 0.02}});
+      // HF finds pads and counts positions by pad_token_id: it must name the row before position 0's.
+      if (ids.pad >= 0 && ids.pad != c.position_offset - 1) {
+        throw HfFormatError("this bert model has no Hugging Face twin: RoBERTa needs the tokenizer's pad id (" +
+                            std::to_string(ids.pad) + ") to be position_offset - 1 = " +
+                            std::to_string(c.position_offset - 1));
+      }
+      j["pad_token_id"] = c.position_offset - 1;
+      break;
+    case HfArchitecture::kDistilBertForMaskedLM:
+      j.update({{"dim", c.d_model}, {"n_layers", c.n_layer}, {"n_heads", c.n_head}, {"hidden_dim", c.ff_dim()},
+                {"activation", hf_activation_name(c.activation)}, {"max_position_embeddings", c.max_seq_len},
+                {"dropout", c.dropout}, {"attention_dropout", c.dropout}, {"sinusoidal_pos_embds", false},
+                {"tie_weights_", c.tie_embeddings}, {"initializer_range", 0.02}});
       break;
     case HfArchitecture::kT5ForConditionalGeneration: {
       std::string proj = hf_activation_name(c.activation);

@@ -26,6 +26,8 @@ enum class HfArchitecture {
   kQwen2ForCausalLM,
   kMistralForCausalLM,
   kGptNeoXForCausalLM,
+  kRobertaForMaskedLM,
+  kDistilBertForMaskedLM,
 };
 
 template <>
@@ -43,6 +45,9 @@ struct EnumTable<HfArchitecture> {
       {HfArchitecture::kMistralForCausalLM, "MistralForCausalLM", "Mistral: Llama with a sliding attention window"},
       {HfArchitecture::kGptNeoXForCausalLM, "GPTNeoXForCausalLM",
        "GPT-NeoX / Pythia (parallel residual, partial rotary, untied embed_out)"},
+      {HfArchitecture::kRobertaForMaskedLM, "RobertaForMaskedLM",
+       "RoBERTa: BERT with positions from pad_token_id + 1 and its LM head"},
+      {HfArchitecture::kDistilBertForMaskedLM, "DistilBertForMaskedLM", "DistilBERT: no token types, its own names"},
   };
 };
 

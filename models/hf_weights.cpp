@@ -158,6 +158,48 @@ std::vector<HfWeightRule> bert_rules(HfArchitecture a, const ModelConfig& c) {
   return r.take();
 }
 
+// --- RoBERTa and DistilBERT ---
+
+// RobertaForMaskedLM: BERT's encoder under "roberta." (no pooler in this class; roberta-base's file holds one,
+// imported when present, never exported), lm_head.{dense, layer_norm, bias} (decoder tied unless untied).
+std::vector<HfWeightRule> roberta_rules(const ModelConfig& c) {
+  RuleList r(true);
+  bert_encoder_rules(r, c, "", "roberta.");
+  r.linear("mlm_dense", "lm_head.dense");
+  r.norm("mlm_ln", "lm_head.layer_norm");
+  r.tensor("mlm_bias", "lm_head.bias");
+  if (!c.tie_embeddings) r.tensor("mlm_decoder.weight", "lm_head.decoder.weight");
+  const size_t pooler = r.size();
+  r.linear("pooler", "roberta.pooler.dense");
+  r.mark_optional_from(pooler);
+  return r.take();
+}
+
+// DistilBertForMaskedLM: distilbert.embeddings (no token types), distilbert.transformer.layer.N with q/k/v_lin
+// fused into c_attn, vocab_transform / vocab_layer_norm / vocab_projector (weight tied unless untied, bias).
+std::vector<HfWeightRule> distilbert_rules(const ModelConfig& c) {
+  RuleList r(true);
+  const std::string e = "distilbert.embeddings.";
+  r.tensor("word_embeddings.weight", e + "word_embeddings.weight");
+  r.tensor("position_embeddings.weight", e + "position_embeddings.weight");
+  r.norm("emb_ln", e + "LayerNorm");
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string l = "h." + std::to_string(i) + ".", h = "distilbert.transformer.layer." + std::to_string(i) + ".";
+    r.fused(l + "attn.c_attn", {h + "attention.q_lin", h + "attention.k_lin", h + "attention.v_lin"},
+            {c.attn_dim(), c.kv_dim(), c.kv_dim()});
+    r.linear(l + "attn.c_proj", h + "attention.out_lin");
+    r.norm(l + "ln_1", h + "sa_layer_norm");
+    r.linear(l + "mlp.c_fc", h + "ffn.lin1");
+    r.linear(l + "mlp.c_proj", h + "ffn.lin2");
+    r.norm(l + "ln_2", h + "output_layer_norm");
+  }
+  r.linear("mlm_dense", "vocab_transform");
+  r.norm("mlm_ln", "vocab_layer_norm");
+  r.tensor("mlm_bias", "vocab_projector.bias");
+  if (!c.tie_embeddings) r.tensor("mlm_decoder.weight", "vocab_projector.weight");
+  return r.take();
+}
+
 void t5_feed_forward_rules(RuleList& r, const ModelConfig& c, const std::string& l, const std::string& ff) {
   if (c.gated_ffn()) {
     r.linear(l + "mlp.c_fc", ff + "wi_0");
@@ -230,6 +272,12 @@ std::string canonical_name(HfArchitecture a, std::string name) {
       if (!starts_with(name, "gpt_neox.") && !starts_with(name, "embed_out.")) name = "gpt_neox." + name;
       break;
     case HfArchitecture::kT5ForConditionalGeneration: break;
+    case HfArchitecture::kRobertaForMaskedLM:
+      if (encoder_part(name)) name = "roberta." + name;
+      break;
+    case HfArchitecture::kDistilBertForMaskedLM:
+      if (starts_with(name, "embeddings.") || starts_with(name, "transformer.")) name = "distilbert." + name;
+      break;
   }
   return name;
 }
@@ -243,6 +291,11 @@ bool ignorable(HfArchitecture a, const ModelConfig& c, const std::string& name) 
     return a == HfArchitecture::kGptNeoXForCausalLM;  // the causal-mask buffers of older GPT-NeoX files
   }
   if (ends_with(name, "embeddings.position_ids") || ends_with(name, "rotary_emb.inv_freq")) return true;
+  if (a == HfArchitecture::kRobertaForMaskedLM) {  // lm_head.decoder.bias is lm_head.bias; the weight, tied
+    return ends_with(name, "embeddings.token_type_ids") || name == "lm_head.decoder.bias" ||
+           (c.tie_embeddings && name == "lm_head.decoder.weight");
+  }
+  if (a == HfArchitecture::kDistilBertForMaskedLM) return c.tie_embeddings && name == "vocab_projector.weight";
   if (starts_with(name, "cls.seq_relationship.")) return true;  // BERT's next-sentence head
   if (starts_with(name, "cls.")) return a != HfArchitecture::kBertForMaskedLM || name == "cls.predictions.decoder.bias" ||
                                         (c.tie_embeddings && name == "cls.predictions.decoder.weight");
@@ -281,6 +334,8 @@ std::vector<HfWeightRule> hf_weight_rules(HfArchitecture a, const ModelConfig& c
     case HfArchitecture::kQwen2ForCausalLM:
     case HfArchitecture::kMistralForCausalLM: return llama_rules(c);
     case HfArchitecture::kGptNeoXForCausalLM: return gpt_neox_rules(c);
+    case HfArchitecture::kRobertaForMaskedLM: return roberta_rules(c);
+    case HfArchitecture::kDistilBertForMaskedLM: return distilbert_rules(c);
   }
   throw std::logic_error("architecture outside its table");
 }

@@ -31,7 +31,7 @@ inline int64_t feed_forward(const ModelConfig& c) {
 
 // Learned position table or relative bias table (sinusoidal, rope, alibi and none have no parameters).
 inline int64_t positions(const ModelConfig& c) {
-  if (c.position == Position::kLearned) return c.max_seq_len * c.d_model;
+  if (c.position == Position::kLearned) return (c.max_seq_len + c.position_offset) * c.d_model;  // RoBERTa's offset rows
   if (c.position == Position::kRelative) return c.relative_buckets * c.n_head;
   return 0;
 }

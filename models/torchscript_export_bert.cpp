@@ -27,8 +27,19 @@ void write_encoder(script::SourceWriter& s, const ModelConfig& c, const std::str
   s.line("if token_type_ids is not None:");
   s.line("    types = token_type_ids");
   s.line("x = torch.embedding(" + s.param(prefix + "word_embeddings.weight") + ", input_ids)", "(B, T, C)");
-  const std::string bias = s.position_setup(prefix + "position_embeddings.weight", "input_ids.device");
-  s.line("x = x + torch.embedding(" + s.param(prefix + "token_type_embeddings.weight") + ", types)");
+  std::string bias;
+  if (c.position_offset > 0) {  // RoBERTa: real tokens count from row offset, pads read row offset - 1
+    s.line("real = (mask != 0).long()", "(B, T)");
+    s.line("position_ids = torch.cumsum(real, 1) * real + " + std::to_string(c.position_offset - 1), "(B, T)");
+    s.line("x = x + torch.embedding(" + s.param(prefix + "position_embeddings.weight") + ", position_ids)");
+  } else {
+    bias = s.position_setup(prefix + "position_embeddings.weight", "input_ids.device");
+  }
+  if (c.type_vocab_size > 1) {
+    s.line("x = x + torch.embedding(" + s.param(prefix + "token_type_embeddings.weight") + ", types)");
+  } else if (c.type_vocab_size == 1) {
+    s.line("x = x + " + s.param(prefix + "token_type_embeddings.weight") + "[0]", "one token type: segment ids ignored");
+  }
   s.line("x = " + s.norm(prefix + "emb_ln", "x"));
   s.line("blocked = (mask == 0).view(B, 1, 1, T)", "(B, 1, 1, T): pad keys, every head and query");
   for (int64_t i = 0; i < c.n_layer; ++i) s.block(prefix + "h." + std::to_string(i), "blocked", bias);

@@ -327,7 +327,7 @@ def family(arch):
         return "llama"  # Llama's tensor names and formulas, with q/k/v biases or a sliding window
     if arch.startswith("gpt-neox"):
         return "gpt_neox"
-    for name in ("gpt2", "bert", "t5", "llama"):
+    for name in ("gpt2", "bert", "t5", "llama", "roberta", "distilbert"):
         if arch.startswith(name):
             return name
     raise SystemExit("unknown ARCH %r (one of %s)" % (arch, " ".join(ARCHS)))
@@ -336,13 +336,15 @@ def family(arch):
 def config_for(arch):
     return {"gpt2": lambda: gpt2_config(arch == "gpt2-legacy"), "bert": lambda: bert_config(arch),
             "t5": lambda: t5_config(arch == "t5-v1_1"), "llama": lambda: llama_config(arch),
-            "gpt_neox": lambda: neox_config(arch)}[family(arch)]()
+            "gpt_neox": lambda: neox_config(arch), "roberta": lambda: roberta_config(arch),
+            "distilbert": lambda: distilbert_config(arch)}[family(arch)]()
 
 
 def params_for(arch, cfg):
     return {"gpt2": lambda: gpt2_params(cfg), "bert": lambda: bert_params(cfg, arch),
             "t5": lambda: t5_params(cfg), "llama": lambda: llama_params(cfg),
-            "gpt_neox": lambda: neox_params(cfg)}[family(arch)]()
+            "gpt_neox": lambda: neox_params(cfg), "roberta": lambda: roberta_params(cfg, arch),
+            "distilbert": lambda: distilbert_params(cfg, arch)}[family(arch)]()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -379,6 +381,7 @@ def legacy_names(arch, weights, cfg):
             out[stem + "." + {"weight": "gamma", "bias": "beta"}[last]] = t
         else:
             out[name] = t
+    out.update(bertfam_extra_tensors(arch, weights, cfg))
     if arch == "gpt2-legacy":
         P = cfg["n_positions"]
         causal = torch.tril(torch.ones(P, P)).reshape(1, 1, P, P)  # (1, 1, P, P)
@@ -436,6 +439,8 @@ def canonical_name(model_type, name):
         return "bert." + name if parts[0] in ("embeddings", "encoder", "pooler") else name
     if model_type == "gpt_neox":
         return neox_canonical_name(name)
+    if model_type in ("roberta", "distilbert"):
+        return bertfam_canonical_name(model_type, name)
     return name
 
 
@@ -824,6 +829,8 @@ def reference(arch, model_dir, inputs):
         return t5_forward(cfg, W, ids, mask, inputs["decoder_input_ids"])
     if fam == "gpt_neox":
         return neox_forward(cfg, W, ids)
+    if fam in BERTFAM_FORWARDS:
+        return BERTFAM_FORWARDS[fam](cfg, W, ids, mask, inputs.get("token_type_ids", torch.zeros_like(ids)))
     return llama_forward(cfg, W, ids)
 
 
@@ -1092,6 +1099,7 @@ def cmd_selftest(args):
         selftest_bert_heads(results, tmp)
         selftest_against_torch_nn(results, tmp)
         selftest_neox(results, tmp)
+        selftest_bertfam(results, tmp)
         round_trip = cmd_quiet_roundtrip(os.path.join(tmp, "gpt2-legacy"), os.path.join(tmp, "gpt2"))
         check(results, "check-roundtrip gpt2-legacy vs gpt2 (same seed) passes", round_trip == 0)
     print("selftest: %d of %d passed: %s" % (sum(results), len(results), "PASS" if all(results) else "FAIL"))
@@ -1107,6 +1115,173 @@ def cmd_quiet_roundtrip(hf_dir, exported_dir):
     finally:
         sys.stdout.close()
         sys.stdout = stdout
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# RoBERTa (RobertaForMaskedLM) and DistilBERT (DistilBertForMaskedLM), from the published formulas:
+#   RoBERTa: BERT's post-LN encoder; position ids from the input ids, real tokens padding_idx + 1 + their index
+#   among real tokens (cumsum), pads padding_idx (fairseq's make_positions); LM head dense -> erf GELU ->
+#   LayerNorm -> tied decoder + lm_head.bias.
+#   DistilBERT: word + position embeddings (no token types), LayerNorm eps 1e-12, per layer
+#   sa_layer_norm(out_lin(attention) + x), output_layer_norm(lin2(act(lin1(h))) + h); head vocab_transform ->
+#   act -> vocab_layer_norm -> vocab_projector (tied weight, own bias).
+# Variants: roberta (as save_pretrained writes RobertaForMaskedLM), roberta-hub (as FacebookAI/roberta-base's file:
+# a pooler, the tied lm_head.decoder copies and the position_ids buffer), distilbert, distilbert-untied.
+BERTFAM_ARCHS = ["roberta", "roberta-hub", "distilbert", "distilbert-untied"]
+ARCHS += BERTFAM_ARCHS
+SELFTEST_IDS["roberta"] = {"input_ids": [[0, 17, 42, 96, 33, 71, 2], [0, 5, 6, 7, 8, 9, 2]]}
+SELFTEST_IDS["distilbert"] = {"input_ids": [[2, 17, 42, 96, 33, 71, 3], [2, 5, 6, 7, 8, 9, 3]]}
+
+
+def roberta_config(arch):
+    return {"architectures": ["RobertaForMaskedLM"], "attention_probs_dropout_prob": 0.1, "bos_token_id": 0,
+            "classifier_dropout": None, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+            "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64, "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 34, "model_type": "roberta", "num_attention_heads": 4,
+            "num_hidden_layers": 2, "pad_token_id": 1, "position_embedding_type": "absolute",
+            "torch_dtype": "float32", "transformers_version": TRANSFORMERS_VERSION, "type_vocab_size": 1,
+            "use_cache": True, "vocab_size": 97}
+
+
+def distilbert_config(arch):
+    cfg = {"activation": "gelu", "architectures": ["DistilBertForMaskedLM"], "attention_dropout": 0.1, "dim": 32,
+           "dropout": 0.1, "hidden_dim": 64, "initializer_range": 0.02, "max_position_embeddings": 32,
+           "model_type": "distilbert", "n_heads": 4, "n_layers": 2, "pad_token_id": 0, "qa_dropout": 0.1,
+           "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": False, "tie_weights_": True,
+           "torch_dtype": "float32", "transformers_version": TRANSFORMERS_VERSION, "vocab_size": 97}
+    if arch == "distilbert-untied":
+        cfg.update({"activation": "relu", "tie_word_embeddings": False})
+    return cfg
+
+
+def roberta_params(cfg, arch):
+    C = cfg["hidden_size"]
+    p = bert_encoder_params(cfg, "roberta.") + linear("lm_head.dense", C, C) + layer_norm("lm_head.layer_norm", C)
+    p.append(("lm_head.bias", [cfg["vocab_size"]], "bias"))
+    return p + (linear("roberta.pooler.dense", C, C) if arch == "roberta-hub" else [])
+
+
+def distilbert_params(cfg, arch):
+    C, V, F = cfg["dim"], cfg["vocab_size"], cfg["hidden_dim"]
+    e = "distilbert.embeddings."
+    p = [(e + "word_embeddings.weight", [V, C], "embed"),
+         (e + "position_embeddings.weight", [cfg["max_position_embeddings"], C], "embed")] + layer_norm(e + "LayerNorm", C)
+    for i in range(cfg["n_layers"]):
+        h = "distilbert.transformer.layer.%d." % i
+        for proj in ("q_lin", "k_lin", "v_lin", "out_lin"):
+            p += linear(h + "attention." + proj, C, C)
+        p += layer_norm(h + "sa_layer_norm", C) + linear(h + "ffn.lin1", F, C) + linear(h + "ffn.lin2", C, F)
+        p += layer_norm(h + "output_layer_norm", C)
+    p += linear("vocab_transform", C, C) + layer_norm("vocab_layer_norm", C) + [("vocab_projector.bias", [V], "bias")]
+    if not cfg.get("tie_word_embeddings", True):
+        p.append(("vocab_projector.weight", [V, C], "linear"))
+    return p
+
+
+def bertfam_extra_tensors(arch, weights, cfg):
+    """roberta-hub: the tied copies and buffer a converted hub file holds beside the weights."""
+    if arch != "roberta-hub":
+        return {}
+    return {"lm_head.decoder.weight": weights["roberta.embeddings.word_embeddings.weight"].clone(),
+            "lm_head.decoder.bias": weights["lm_head.bias"].clone(),
+            "roberta.embeddings.position_ids": torch.arange(cfg["max_position_embeddings"])[None]}
+
+
+def bertfam_canonical_name(model_type, name):
+    parts = name.split(".")
+    if parts[-1] in ("position_ids", "token_type_ids"):
+        return None
+    if model_type == "roberta":
+        if parts[0] == "lm_head" and parts[1] == "decoder":
+            return None  # the tied copies of the word embeddings and lm_head.bias
+        return "roberta." + name if parts[0] in ("embeddings", "encoder", "pooler") else name
+    return "distilbert." + name if parts[0] in ("embeddings", "transformer") else name
+
+
+def roberta_position_ids(ids, padding_idx):
+    real = (ids != padding_idx).long()  # (B, T)
+    return torch.cumsum(real, dim=1) * real + padding_idx
+
+
+def roberta_forward(cfg, W, ids, attention_mask, token_type_ids):
+    nh, eps, pad = cfg["num_attention_heads"], cfg["layer_norm_eps"], cfg["pad_token_id"]
+    act = activation(cfg["hidden_act"])
+    e = "roberta.embeddings."
+    x = W[e + "word_embeddings.weight"][ids] + W[e + "position_embeddings.weight"][roberta_position_ids(ids, pad)] + \
+        W[e + "token_type_embeddings.weight"][token_type_ids]  # (B, T, C)
+    x = ln(x, W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], eps)
+    mask = key_mask(attention_mask)
+    for i in range(cfg["num_hidden_layers"]):
+        p = "roberta.encoder.layer.%d." % i
+        q, k, v = (split_heads(dense(W, p + "attention.self." + n, x), nh) for n in ("query", "key", "value"))
+        a = merge_heads(attend(q / math.sqrt(q.shape[-1]), k, v, mask))
+        x = ln(dense(W, p + "attention.output.dense", a) + x,
+               W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
+        h = act(dense(W, p + "intermediate.dense", x))
+        x = ln(dense(W, p + "output.dense", h) + x, W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
+    h = ln(gelu_erf(dense(W, "lm_head.dense", x)), W["lm_head.layer_norm.weight"], W["lm_head.layer_norm.bias"], eps)
+    return {"logits": h @ W[e + "word_embeddings.weight"].t() + W["lm_head.bias"]}
+
+
+def distilbert_encode(cfg, W, ids, attention_mask):
+    nh, eps = cfg["n_heads"], 1e-12
+    act = activation(cfg["activation"])
+    e = "distilbert.embeddings."
+    x = W[e + "word_embeddings.weight"][ids] + W[e + "position_embeddings.weight"][:ids.shape[1]][None]  # (B, T, C)
+    x = ln(x, W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], eps)
+    mask = key_mask(attention_mask)
+    for i in range(cfg["n_layers"]):
+        p = "distilbert.transformer.layer.%d." % i
+        q, k, v = (split_heads(dense(W, p + "attention." + n, x), nh) for n in ("q_lin", "k_lin", "v_lin"))
+        a = merge_heads(attend(q / math.sqrt(q.shape[-1]), k, v, mask))
+        x = ln(dense(W, p + "attention.out_lin", a) + x, W[p + "sa_layer_norm.weight"], W[p + "sa_layer_norm.bias"], eps)
+        h = dense(W, p + "ffn.lin2", act(dense(W, p + "ffn.lin1", x)))
+        x = ln(h + x, W[p + "output_layer_norm.weight"], W[p + "output_layer_norm.bias"], eps)
+    return x
+
+
+def distilbert_forward(cfg, W, ids, attention_mask, token_type_ids):
+    x = distilbert_encode(cfg, W, ids, attention_mask)
+    h = activation(cfg["activation"])(dense(W, "vocab_transform", x))
+    h = ln(h, W["vocab_layer_norm.weight"], W["vocab_layer_norm.bias"], 1e-12)
+    projector = W.get("vocab_projector.weight", W["distilbert.embeddings.word_embeddings.weight"])
+    return {"logits": h @ projector.t() + W["vocab_projector.bias"]}
+
+
+BERTFAM_FORWARDS = {"roberta": roberta_forward, "distilbert": distilbert_forward}
+
+
+def selftest_bertfam(results, tmp):
+    ids = torch.tensor([[0, 5, 6, 2, 1, 1], [0, 7, 1, 8, 2, 1]])
+    got = roberta_position_ids(ids, 1).tolist()  # hand-computed: pads at padding_idx 1, real tokens from 2
+    check(results, "RoBERTa position ids", got == [[2, 3, 4, 5, 1, 1], [2, 3, 1, 4, 5, 1]], str(got))
+    d = os.path.join(tmp, "distilbert")
+    cfg, W = load_config(d), load_weights(d, "distilbert")
+    ids = selftest_inputs("distilbert")["input_ids"]
+    e = "distilbert.embeddings."
+    x = W[e + "word_embeddings.weight"][ids] + W[e + "position_embeddings.weight"][:ids.shape[1]][None]
+    x = torch.nn.functional.layer_norm(x, x.shape[-1:], W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], 1e-12)
+    for i in range(cfg["n_layers"]):
+        p = "distilbert.transformer.layer.%d." % i
+        layer = torch.nn.TransformerEncoderLayer(cfg["dim"], cfg["n_heads"], cfg["hidden_dim"], dropout=0.0,
+                                                 activation="gelu", layer_norm_eps=1e-12, batch_first=True)
+        layer = layer.double().eval()
+        q, k, v = (p + "attention." + n for n in ("q_lin", "k_lin", "v_lin"))
+        layer.self_attn.in_proj_weight.copy_(torch.cat([W[q + ".weight"], W[k + ".weight"], W[v + ".weight"]]))
+        layer.self_attn.in_proj_bias.copy_(torch.cat([W[q + ".bias"], W[k + ".bias"], W[v + ".bias"]]))
+        for module, name in ((layer.self_attn.out_proj, "attention.out_lin"), (layer.linear1, "ffn.lin1"),
+                             (layer.linear2, "ffn.lin2"), (layer.norm1, "sa_layer_norm"),
+                             (layer.norm2, "output_layer_norm")):
+            module.weight.copy_(W[p + name + ".weight"])
+            module.bias.copy_(W[p + name + ".bias"])
+        x = layer(x)
+    mine = distilbert_encode(cfg, W, ids, torch.ones_like(ids))
+    check(results, "distilbert encoder == nn.TransformerEncoderLayer", torch.allclose(x, mine, atol=1e-10, rtol=0),
+          "max diff %.3g" % (x - mine).abs().max().item())
+    hub = reference("roberta-hub", os.path.join(tmp, "roberta-hub"), selftest_inputs("roberta"))
+    plain = reference("roberta", os.path.join(tmp, "roberta"), selftest_inputs("roberta"))
+    check(results, "roberta == roberta-hub (same seed; pooler and tied copies unused)", same_outputs(hub, plain))
+
 
 
 # ---------------------------------------------------------------------------------------------------------------

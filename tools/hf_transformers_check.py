@@ -9,7 +9,8 @@ Usage:
 Per architecture (gpt2, bert = BertForMaskedLM, bert-cls = BertForSequenceClassification with 3 labels,
 t5-v1_0, t5-v1_1, llama with GQA, qwen2 (q/k/v biases, tied), mistral (sliding window 5), smollm2 (tied
 Llama), gpt-neox = GPTNeoXForCausalLM with parallel residual and rotary_pct 0.25, gpt-neox-seq = sequential
-residual, rotary_pct 1, tied), all tiny (vocabulary 97, width 32, 2 layers) and randomly initialised:
+residual, rotary_pct 1, tied, roberta = RobertaForMaskedLM, distilbert = DistilBertForMaskedLM), all tiny
+(vocabulary 97, width 32, 2 layers) and randomly initialised:
   1. transformers builds the model from a config and save_pretrained()s it to WORK/hf_ARCH;
   2. `lmzoo import WORK/hf_ARCH --out WORK/lmzoo_ARCH`;
   3. `lmzoo export --checkpoint WORK/lmzoo_ARCH --out WORK/ARCH.pt`; torch.jit.load; logits vs transformers (fp32);
@@ -52,6 +53,10 @@ AUTO_CLASS = {"gpt2": "AutoModelForCausalLM", "bert": "AutoModelForMaskedLM",
               "t5-v1_1": "AutoModelForSeq2SeqLM", "llama": "AutoModelForCausalLM", "qwen2": "AutoModelForCausalLM",
               "mistral": "AutoModelForCausalLM", "smollm2": "AutoModelForCausalLM",
               "gpt-neox": "AutoModelForCausalLM", "gpt-neox-seq": "AutoModelForCausalLM"}
+# RoBERTa (positions from pad_token_id + 1 = 2, one token type) and DistilBERT (no token types): masked LM.
+ARCHS += ["roberta", "distilbert"]
+MODEL_CLASS.update({"roberta": "RobertaForMaskedLM", "distilbert": "DistilBertForMaskedLM"})
+AUTO_CLASS.update({"roberta": "AutoModelForMaskedLM", "distilbert": "AutoModelForMaskedLM"})
 # Words of a loading warning that mean weights were dropped, left out or freshly initialised.
 BAD_LOAD_WORDS = ("initialized", "initialised", "were not used", "missing", "unexpected", "mismatch")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,6 +89,15 @@ def hf_config(tf, arch, vocab_size):
         return tf.BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                              intermediate_size=64, max_position_embeddings=32, type_vocab_size=2, hidden_act="gelu",
                              layer_norm_eps=1e-12, position_embedding_type="absolute", **extra)
+    if arch == "roberta":
+        return tf.RobertaConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                intermediate_size=64, max_position_embeddings=34, type_vocab_size=1, hidden_act="gelu",
+                                layer_norm_eps=1e-5, position_embedding_type="absolute", pad_token_id=1,
+                                bos_token_id=0, eos_token_id=2)
+    if arch == "distilbert":
+        return tf.DistilBertConfig(vocab_size=vocab_size, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                   max_position_embeddings=32, activation="gelu", sinusoidal_pos_embds=False,
+                                   pad_token_id=0)
     if arch in ("t5-v1_0", "t5-v1_1"):
         v1_1 = arch == "t5-v1_1"
         return tf.T5Config(vocab_size=vocab_size, d_model=32, d_kv=16 if v1_1 else 8, d_ff=64, num_layers=2,
@@ -162,6 +176,13 @@ def make_inputs(torch, arch, vocab_size, device):
     inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if arch.startswith("bert"):
         inputs["token_type_ids"] = torch.zeros_like(ids)
+    if arch in ("roberta", "distilbert"):  # the second row right-padded with the pad id (RoBERTa: 1, found by id)
+        pad = 1 if arch == "roberta" else 0
+        ids = torch.randint(3, vocab_size, (2, 8), generator=gen)
+        ids[1, 6:] = pad
+        mask = torch.ones_like(ids)
+        mask[1, 6:] = 0
+        inputs = {"input_ids": ids, "attention_mask": mask}
     if arch.startswith("t5"):
         decoder = torch.randint(2, vocab_size, (2, 5), generator=gen)
         decoder[:, 0] = 0  # decoder_start_token_id
@@ -185,6 +206,8 @@ def lmzoo_logits(torch, arch, module, inputs):
             return module.forward(inputs["input_ids"]).float()
         if arch.startswith("bert"):
             return module.forward(inputs["input_ids"], inputs["attention_mask"], inputs["token_type_ids"]).float()
+        if arch in ("roberta", "distilbert"):
+            return module.forward(inputs["input_ids"], inputs["attention_mask"], None).float()
         return module.forward(inputs["input_ids"], inputs["attention_mask"], inputs["decoder_input_ids"]).float()
 
 
@@ -279,9 +302,12 @@ def check_roundtrip_bytes(report, arch, hf_dir, back_dir):
 
 # ---------------------------------------------------------------------------------------------------------------
 # One architecture: import, TorchScript logits, HF re-export
-def numbered_vocab(path, size):
-    """A WordPiece vocab.txt of exactly SIZE tokens (specials, then tok5, tok6, ...): the logits checks need one of VOCAB ids."""
-    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["tok%d" % i for i in range(5, size)]
+def numbered_vocab(path, size, arch=""):
+    """A WordPiece vocab.txt of exactly SIZE tokens (specials, then tok5, tok6, ...): the logits checks need one of VOCAB ids.
+    RoBERTa's pad must be pad_token_id 1 (its positions count from there)."""
+    specials = ["[CLS]", "[PAD]", "[SEP]", "[UNK]", "[MASK]"] if arch == "roberta" else \
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    pieces = specials + ["tok%d" % i for i in range(5, size)]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(pieces) + "\n")
 
@@ -292,7 +318,7 @@ def check_arch(report, args, torch, tf, arch):
     ts_path, back_dir = fresh(os.path.join(work, arch + ".pt")), fresh(os.path.join(work, "back_" + arch))
     model = build_model(torch, tf, arch, VOCAB, args.seed)
     model.save_pretrained(hf_dir)
-    numbered_vocab(os.path.join(hf_dir, "vocab.txt"), VOCAB)  # lmzoo import wants a tokenizer of VOCAB ids
+    numbered_vocab(os.path.join(hf_dir, "vocab.txt"), VOCAB, arch)  # lmzoo import wants a tokenizer of VOCAB ids
     model.to(args.device)
     inputs = make_inputs(torch, arch, VOCAB, args.device)
     ref = hf_logits(torch, arch, model, inputs)

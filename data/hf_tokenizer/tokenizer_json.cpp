@@ -205,6 +205,9 @@ SpecialIds special_ids_from_config(const TokenizerJson& tok, const std::string& 
     guess(s.mask, {"<mask>", "[MASK]"});
     guess(s.cls, {"[CLS]"});
     guess(s.sep, {"[SEP]"});
+    // A masked-LM vocabulary without [CLS] / [SEP] (RoBERTa's): HF's tokenizer frames with <s> ... </s>.
+    if (s.mask >= 0 && s.cls < 0) s.cls = s.bos;
+    if (s.mask >= 0 && s.sep < 0) s.sep = s.eos;
   } else {
     check_depth(config_text);
     nlohmann::json j;
