@@ -504,6 +504,8 @@ HfArchitecture gpt_neox_twin(const ModelConfig& c) {
   require_twin(c.kv_heads() == c.n_head, c, neox, "one key/value head per query head");
   require_twin(c.attention_window == 0, c, neox, "attention over the whole context (no --attention-window)");
   return HfArchitecture::kGptNeoXForCausalLM;
+}
+
 // A bert with position_offset > 0 (RoBERTa) or no token types (DistilBERT), past BERT's common requirements.
 HfArchitecture roberta_or_distilbert_of(const ModelConfig& c) {
   if (c.type_vocab_size == 0) {
