@@ -358,6 +358,16 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors_from_model(const t
     const auto parts = value.split_with_sizes(rule.rows, 0);  // rows of each HF tensor
     for (size_t i = 0; i < rule.hf.size(); ++i) out.emplace_back(rule.hf[i], parts[i].contiguous());
   }
+  if (a == HfArchitecture::kRobertaForMaskedLM) {
+    // transformers 4.48 ties lm_head.bias to lm_head.decoder.bias by taking the decoder's: without this copy (which
+    // its own save_pretrained leaves out) from_pretrained loses the output bias.
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].first != "lm_head.bias") continue;
+      const torch::Tensor bias = out[i].second;
+      out.emplace_back("lm_head.decoder.bias", bias);
+      break;
+    }
+  }
   return out;
 }
 

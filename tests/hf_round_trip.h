@@ -1,4 +1,4 @@
-// Shared steps of the Hugging Face round-trip tests: tests/hf_reference.py makes a tiny random HF checkpoint, lmzoo
+// Shared steps of the Hugging Face tests (refusals read back in one line, and the round trips): tests/hf_reference.py makes a tiny random HF checkpoint, lmzoo
 // imports it, its TorchScript export is compared with the float64 reference, and export --format hf gives back
 // the same bytes.
 #pragma once
@@ -9,9 +9,30 @@
 #include "tests/cli_helpers.h"
 #include "tests/export_helpers.h"
 #include "tests/fixtures.h"
+#include "models/hf_config.h"
 #include "train/checkpoint.h"
 
 namespace lmzoo::test {
+
+// The one-line refusal of model_config_from_hf(HF), or "" when it reads.
+inline std::string refusal(const nlohmann::json& hf) {
+  try {
+    model_config_from_hf(hf);
+  } catch (const HfFormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The one-line refusal of hf_architecture_of(C) (no Hugging Face twin), or "" when it has one.
+inline std::string twin_refusal(const ModelConfig& c) {
+  try {
+    hf_architecture_of(c);
+  } catch (const HfFormatError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline const std::string kReference = std::string("/usr/bin/python3 ") + LMZOO_SOURCE_DIR + "/tests/hf_reference.py";
 

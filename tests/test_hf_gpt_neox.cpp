@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/catch_compat.h"
+#include "tests/hf_round_trip.h"
 #include "tests/cli_helpers.h"
 #include "tests/export_helpers.h"
 #include "tests/fixtures.h"
@@ -24,12 +25,6 @@ using namespace lmzoo;
 using namespace lmzoo::test;
 
 namespace {
-
-const std::string kReference = std::string("/usr/bin/python3 ") + LMZOO_SOURCE_DIR + "/tests/hf_reference.py";
-
-bool run_shell(const std::string& cmd, const std::string& log) {
-  return std::system((cmd + " >" + log + " 2>&1").c_str()) == 0;
-}
 
 // Pythia-70m's config.json as the hub serves it (transformers 4.24 fields).
 nlohmann::json pythia_70m_hf() {
@@ -47,24 +42,6 @@ nlohmann::json tiny_neox_hf() {
   j.update({{"hidden_size", 48}, {"num_attention_heads", 3}, {"num_hidden_layers", 2}, {"intermediate_size", 80},
             {"max_position_embeddings", 64}, {"vocab_size", 97}});
   return j;
-}
-
-std::string refusal(const nlohmann::json& hf) {
-  try {
-    model_config_from_hf(hf);
-  } catch (const HfFormatError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string twin_refusal(const ModelConfig& c) {
-  try {
-    hf_architecture_of(c);
-  } catch (const HfFormatError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // The HF config says everything the shape needs: the sizes lmzoo derives spelled out, dropout and init aside.

@@ -27,15 +27,6 @@ nlohmann::json tiny_llama_hf() {
           {"rope_theta", 500000.0}, {"hidden_act", "silu"}, {"tie_word_embeddings", false}};
 }
 
-std::string refusal(const nlohmann::json& hf) {
-  try {
-    model_config_from_hf(hf);
-  } catch (const HfFormatError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("HF configs map onto lmzoo's fields", "[hf]") {

@@ -117,12 +117,16 @@ TEST_CASE("eval and generate stop on SIGINT with 130, even when started with it 
   const std::string ckpt = trained_run();
   TempDir dir;
   // Many windows (stride 1 over a long text): evaluation runs for far longer than the test waits. Words of random
-  // syllables, so that a tokenizer trained on it has many pieces to find.
+  // syllables (95 consonant-vowel pairs), so that a tokenizer trained on it has many pieces to find: about 8 s on an
+  // idle 2-core machine, well past the 1.5 s the test waits (12 syllables took 1.4 s, and the signal came too late).
   std::mt19937 rng(25);
-  const char* syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "qua", "bri", "sto"};
+  std::vector<std::string> syllables;
+  for (char consonant : std::string("bcdfghjklmnprstvwxz")) {
+    for (char vowel : std::string("aeiou")) syllables.push_back({consonant, vowel});
+  }
   std::string text;
   while (text.size() < 2000000) {
-    for (int s = 0, n = 1 + int(rng() % 4); s < n; ++s) text += syllables[rng() % 12];
+    for (int s = 0, n = 1 + int(rng() % 4); s < n; ++s) text += syllables[rng() % syllables.size()];
     text += rng() % 9 == 0 ? ".\n" : " ";
   }
   write_text(dir / "long.txt", text);
