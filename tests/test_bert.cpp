@@ -109,9 +109,9 @@ TEST_CASE("bert: BERT initialisation and the tied MLM decoder", "[bert]") {
   CHECK(model->emb_ln->weight.eq(1).all().item<bool>());
   CHECK(model->decoder_weight().is_same(model->word_embeddings->weight));
   auto logits = model->forward(torch::randint(0, kVocab, {2, 5}, torch::kLong));
-  CHECK(logits.sizes().vec() == std::vector<int64_t>{2, 5, kVocab});
+  CHECK((logits.sizes().vec() == std::vector<int64_t>{2, 5, kVocab}));
   auto pooled = model->pooled(torch::randint(0, kVocab, {2, 5}, torch::kLong));
-  CHECK(pooled.sizes().vec() == std::vector<int64_t>{2, 128});
+  CHECK((pooled.sizes().vec() == std::vector<int64_t>{2, 128}));
 }
 
 TEST_CASE("bert: parameter counts by formula and on the built model", "[bert]") {
