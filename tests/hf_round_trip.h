@@ -61,6 +61,23 @@ inline void check_same_weights(const std::string& a, const std::string& b) {
   }
 }
 
+// export --format hf of CKPT into BACK: the safetensors bytes of every tensor of the source HF_DIR, named as it names
+// them; then BACK imported again (into AGAIN) gives CKPT's weights bit for bit.
+inline void export_back_bit_for_bit(const std::string& ckpt, const std::string& hf_dir, const std::string& back,
+                                    const std::string& again, const std::string& log_dir) {
+  auto exported = run_cli("export --checkpoint " + ckpt + " --format hf --out " + back);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const std::string log = log_dir + "/roundtrip.log";
+  const bool same_bytes = run_shell(kReference + " check-roundtrip " + hf_dir + " " + back, log);
+  INFO(read_text(log));
+  CHECK(same_bytes);
+  auto reimported = run_cli("import " + back + " --out " + again);
+  INFO(reimported.out << reimported.err);
+  REQUIRE(reimported.exit_code == 0);
+  check_same_weights(ckpt, again);
+}
+
 // make -> import -> TorchScript export vs the Python reference -> export --format hf -> same bytes as the source ->
 // import again -> the same weights.
 inline void round_trip(const std::string& arch) {
@@ -86,17 +103,7 @@ inline void round_trip(const std::string& arch) {
 
   // A BertModel goes out as a BertForMaskedLM, which has no pooler: bert-mlm and bert-cls cover its way back.
   if (arch == "bert-model") return;
-  auto exported = run_cli("export --checkpoint " + ckpt + " --format hf --out " + back);
-  INFO(exported.out << exported.err);
-  REQUIRE(exported.exit_code == 0);
-  const bool same_bytes = run_shell(kReference + " check-roundtrip " + hf + " " + back, dir / "roundtrip.log");
-  INFO(read_text(dir / "roundtrip.log"));
-  CHECK(same_bytes);
-
-  auto reimported = run_cli("import " + back + " --out " + again);
-  INFO(reimported.out << reimported.err);
-  REQUIRE(reimported.exit_code == 0);
-  check_same_weights(ckpt, again);
+  export_back_bit_for_bit(ckpt, hf, back, again, dir.path.string());
 }
 
 }  // namespace lmzoo::test
