@@ -88,7 +88,7 @@ TEST_CASE("HF configs lmzoo cannot represent are refused naming the field", "[hf
   other["architectures"] = {"FalconForCausalLM"};
   CHECK(refusal(other).find("'FalconForCausalLM' is not one of") != std::string::npos);
 
-  nlohmann::json llama3 = tiny_llama_hf();  // Llama 3.1/3.2's frequency scaling is not implemented
+  nlohmann::json llama3 = tiny_llama_hf();  // Llama 3.1/3.2 frequency scaling: refused by name
   llama3["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
                             {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   CHECK(refusal(llama3).find("rope_scaling {\"factor\":32.0") != std::string::npos);
