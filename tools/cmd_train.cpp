@@ -112,6 +112,7 @@ void add_training_options(cxxopts::Options& options) {
   add_train_field_options(options, "Span corruption (t5)");
   add_train_field_options(options, "Training");
   options.add_options("Training")("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
+  add_train_field_options(options, "Fine-tuning and memory");
   options.add_options("Distributed (under torchrun)")
       ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
                        "with an error (at most 86400: one day)", cxxopts::value<double>()->default_value("600"));
@@ -243,7 +244,7 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, Objective o
 // What a refused --resume says may change: the resumable settings (resumable_settings()) as flags, and --threads.
 const char* const kResumableFlagsText =
     "on resume only --steps, --eval-interval, --eval-iters, --log-interval, --device, --precision, --tf32, --threads, "
-    "--max-consecutive-skips, --shard-optimizer and the optimizer's --lr, --min-lr, --weight-decay, --beta1, --beta2 "
+    "--max-consecutive-skips, --shard-optimizer, --activation-checkpointing and the optimizer's --lr, --min-lr, --weight-decay, --beta1, --beta2 "
     "and --grad-clip may change";
 
 // The flag that sets a config field: the field tables' (models/model_fields.h, train/train_fields.h), else the

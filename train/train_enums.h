@@ -8,6 +8,8 @@ namespace lmzoo {
 enum class Objective { kCausal, kMlm, kClassify, kSpan, kPrefix, kSeq2seq };
 enum class Precision { kFp32, kBf16, kFp16 };
 enum class Schedule { kCosine, kLinear, kConstant };
+// Storage of a LoRA run's frozen projection weights (computation stays in the training precision).
+enum class BasePrecision { kFp32, kBf16 };
 
 template <>
 struct EnumTable<Objective> {
@@ -42,8 +44,18 @@ struct EnumTable<Schedule> {
   };
 };
 
+template <>
+struct EnumTable<BasePrecision> {
+  static constexpr const char* what = "base precision";
+  static constexpr EnumEntry<BasePrecision> entries[] = {
+      {BasePrecision::kFp32, "fp32", "as trained"},
+      {BasePrecision::kBf16, "bf16", "half the memory"},
+  };
+};
+
 LMZOO_ENUM_JSON(Objective)
 LMZOO_ENUM_JSON(Precision)
 LMZOO_ENUM_JSON(Schedule)
+LMZOO_ENUM_JSON(BasePrecision)
 
 }  // namespace lmzoo

@@ -69,4 +69,23 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   /* Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h). */        \
   FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
         "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \
-        "(--shard-optimizer=false on --resume: stop sharding)")
+        "(--shard-optimizer=false on --resume: stop sharding)")                                                      \
+  /* LoRA (train/lora_setup.h): with an --init checkpoint, its weights frozen and low-rank adapters trained on the   \
+     named projections; 0: no adapters. The run's checkpoints hold the adapters and point at the base. */             \
+  FIELD(int64_t, lora_rank, 0, "lora-rank", kValue, "Fine-tuning and memory", false,                                  \
+        "with --init: train rank-R adapters B*A on the frozen model (0: full fine-tune)")                              \
+  FIELD(double, lora_alpha, 16.0, "lora-alpha", kValue, "Fine-tuning and memory", false,                              \
+        "adapter scale is alpha / rank")                                                                               \
+  FIELD(double, lora_dropout, 0.05, "lora-dropout", kValue, "Fine-tuning and memory", false,                          \
+        "dropout on each adapter's input")                                                                             \
+  FIELD(std::string, lora_targets, "q,v", "lora-targets", kValue, "Fine-tuning and memory", false,                    \
+        "projections given adapters: q,k,v,o,up,gate,down (comma-separated) or all-linear")                           \
+  FIELD(std::string, trainable, "", "trainable", kValue, "Fine-tuning and memory", false,                            \
+        "with --lora-rank: parameters trained beside the adapters, by name part (comma-separated, e.g. ln_,lm_head)") \
+  FIELD(BasePrecision, base_precision, BasePrecision::kFp32, "base-precision", kValue, "Fine-tuning and memory",     \
+        false, "with --lora-rank: storage of the frozen projection weights, " + enum_help<BasePrecision>())           \
+  /* "none", "blocks" or "every-N" (models/activation_checkpointing.h parses it). */                                  \
+  FIELD(std::string, activation_checkpointing, "none", "activation-checkpointing", kValue, "Fine-tuning and memory",  \
+        true, "recompute blocks' activations in the backward instead of keeping them: none|blocks|every-N")          \
+  /* A LoRA run: the digest of its base's weights (init_checkpoint's model.pt), checked whenever they load. */        \
+  FIELD(std::string, lora_base_digest, "", "", kNone, "", false, "")

@@ -1,0 +1,83 @@
+// LoRA (Hu et al. 2021): low-rank adapters y = W x + (alpha / r) B A dropout(x) on a model's projections, attached
+// to a built model of any family, counted, merged into the weights, and named for checkpoints and PEFT.
+// Leaves out: freezing and the run's checkpoints (train/lora_setup.h).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "data/enum_table.h"
+#include "models/config.h"
+
+namespace lmzoo {
+
+// The projections an adapter may sit on. Fused projections (gpt's c_attn = [q; k; v], t5's cross c_kv = [k; v])
+// get one adapter per part, each adding into its rows of the output.
+enum class LoraTarget { kQuery, kKey, kValue, kOutput, kUp, kGate, kDown };
+
+template <>
+struct EnumTable<LoraTarget> {
+  static constexpr const char* what = "LoRA target";
+  static constexpr EnumEntry<LoraTarget> entries[] = {
+      {LoraTarget::kQuery, "q", "attention queries"},
+      {LoraTarget::kKey, "k", "attention keys"},
+      {LoraTarget::kValue, "v", "attention values"},
+      {LoraTarget::kOutput, "o", "attention output"},
+      {LoraTarget::kUp, "up", "feed-forward input (gated: the linear half)"},
+      {LoraTarget::kGate, "gate", "gated feed-forward's activated half"},
+      {LoraTarget::kDown, "down", "feed-forward output"},
+  };
+};
+
+struct LoraSettings {
+  int64_t rank = 0;  // 0: no adapters
+  double alpha = 16.0;
+  double dropout = 0.0;
+  std::vector<LoraTarget> targets;
+
+  bool enabled() const { return rank > 0; }
+  bool targets_part(LoraTarget t) const;
+  double scale() const { return alpha / double(rank); }
+};
+
+// "q,v" or "all-linear" (every target) -> the set; throws std::invalid_argument naming an unknown part.
+std::vector<LoraTarget> parse_lora_targets(const std::string& text);
+
+// One adapter: lora_A (rank, in) Kaiming-uniform as PEFT's, lora_B (out, rank) zero, so a new adapter changes
+// nothing. delta(x): (..., in) -> (..., out) = scale * B A dropout(x).
+class LoraAdapterImpl : public torch::nn::Module {
+ public:
+  LoraAdapterImpl(int64_t in, int64_t out, const LoraSettings& settings);
+  torch::Tensor delta(const torch::Tensor& x);
+  // scale * B A: (out, in), in the adapter's dtype.
+  torch::Tensor weight_delta() const;
+
+  torch::Tensor lora_A, lora_B;
+  double scale;
+
+ private:
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(LoraAdapter);
+
+// Attaches adapters for SETTINGS.targets to every attention and feed-forward layer of MODEL (any family) and
+// returns how many. Throws std::invalid_argument when a target matches no layer of this model (naming the targets
+// it has) or the rank exceeds a targeted projection's smaller side.
+int64_t attach_lora(torch::nn::Module& model, const LoraSettings& settings);
+
+// True for an adapter's tensor name ("h.0.attn.lora_q.lora_A").
+bool is_lora_tensor(const std::string& name);
+
+// Folds every adapter into its projection's weight (W[rows] += scale B A, in fp32 then stored in W's dtype) and
+// removes the adapters: MODEL then has exactly the tensors of its config's plain model.
+void merge_lora(torch::nn::Module& model);
+
+// The targets a model of CONFIG can take (non-gated feed-forwards have no gate).
+std::vector<LoraTarget> lora_targets_of(const ModelConfig& config);
+
+// Parameters the adapters of SETTINGS add to a model of CONFIG.
+int64_t lora_parameter_count(const ModelConfig& config, const LoraSettings& settings);
+
+}  // namespace lmzoo
