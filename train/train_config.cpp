@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "models/activation_checkpointing.h"
 #include "models/config.h"
 #include "models/json_fields.h"
 
@@ -39,6 +40,7 @@ void TrainConfig::validate() const {
           "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
   require(noise_density > 0 && noise_density < 1, "noise_density must be in (0, 1)");
   between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
+  parse_checkpoint_policy(activation_checkpointing);  // throws its own one-line std::invalid_argument
 }
 
 void to_json(nlohmann::json& j, const TrainConfig& config) {
