@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "models/activation_checkpointing.h"
 #include "models/config.h"
 #include "models/json_fields.h"
 #include "models/lora.h"
@@ -50,6 +51,7 @@ void TrainConfig::validate() const {
             "--base-precision " + enum_name(base_precision) + " applies to a LoRA run's frozen weights (--lora-rank)");
     require(trainable.empty(), "--trainable applies to a LoRA run (--lora-rank): a full fine-tune trains everything");
   }
+  parse_checkpoint_policy(activation_checkpointing);  // throws its own one-line std::invalid_argument
 }
 
 void to_json(nlohmann::json& j, const TrainConfig& config) {

@@ -196,6 +196,7 @@ void TrainingRun::build_model_and_optimizer() {
     state_ = resumed.state;
   }
   module_ = model_.module();
+  set_activation_checkpointing(model_, parse_checkpoint_policy(cfg_.activation_checkpointing));
   module_->train();
   if (ranks_) {
     broadcast_module(*module_, *ranks_);
