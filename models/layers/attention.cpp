@@ -23,6 +23,14 @@ torch::Tensor repeat_kv_heads(const torch::Tensor& kv, int64_t n_head) {
   TORCH_CHECK(n_head % n_kv == 0, n_kv, " key/value heads do not divide ", n_head, " query heads");
   return kv.unsqueeze(2).expand({B, n_kv, n_head / n_kv, S, hs}).reshape({B, n_head, S, hs});
 }
+// Registers an adapter NAME on OWNER for part T of LINEAR (ROWS output rows) when SETTINGS targets T.
+void attach_part(torch::nn::Module& owner, const LoraSettings& settings, LoraTarget t, LoraAdapter& slot,
+                 const char* name, const torch::nn::Linear& linear, int64_t rows, std::vector<LoraTarget>& attached) {
+  if (!settings.targets_part(t)) return;
+  slot = make_lora_adapter(owner, name, linear, rows, settings);
+  attached.push_back(t);
+}
+
 }  // namespace
 
 torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k_in, const torch::Tensor& v_in,
@@ -114,9 +122,7 @@ std::vector<LoraTarget> SelfAttentionImpl::attach_lora(const LoraSettings& setti
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
   std::vector<LoraTarget> attached;
   auto attach = [&](LoraTarget t, LoraAdapter& slot, const char* name, const torch::nn::Linear& linear, int64_t rows) {
-    if (!settings.targets_part(t)) return;
-    slot = make_lora_adapter(*this, name, linear, rows, settings);
-    attached.push_back(t);
+    attach_part(*this, settings, t, slot, name, linear, rows, attached);
   };
   attach(LoraTarget::kQuery, lora_q, "lora_q", c_attn, q_width);
   attach(LoraTarget::kKey, lora_k, "lora_k", c_attn, kv_width);
@@ -189,9 +195,7 @@ std::vector<LoraTarget> CrossAttentionImpl::attach_lora(const LoraSettings& sett
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
   std::vector<LoraTarget> attached;
   auto attach = [&](LoraTarget t, LoraAdapter& slot, const char* name, const torch::nn::Linear& linear, int64_t rows) {
-    if (!settings.targets_part(t)) return;
-    slot = make_lora_adapter(*this, name, linear, rows, settings);
-    attached.push_back(t);
+    attach_part(*this, settings, t, slot, name, linear, rows, attached);
   };
   attach(LoraTarget::kQuery, lora_q, "lora_q", c_q, q_width);
   attach(LoraTarget::kKey, lora_k, "lora_k", c_kv, kv_width);
