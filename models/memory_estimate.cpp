@@ -1,13 +1,17 @@
-// The memory estimate: parameter bytes from count_parameters, activations from the blocks' tensor shapes, and
-// the refusal against the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
+// The memory estimate: parameter bytes from count_parameters and parameter_sizes (trainable and bf16 parts),
+// activations from the blocks' tensor shapes (checkpointing and LoRA adapters included), and the refusal against
+// the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
 #include "models/memory_estimate.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "models/layers/positions.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 
 namespace lmzoo {
@@ -24,9 +28,22 @@ double attention_scores(const ModelConfig& c, double S) {
   return double(c.n_head) * S * (2.0 + (c.dropout > 0 ? 1.0 : 0.0));
 }
 
-// Norm in and out, q k v, scores, the heads' output (c_proj's input), the residual's dropout mask.
-double self_attention_part(const ModelConfig& c, double S) {
+// Whether a gpt's causal self-attention takes lmzoo's fused CPU kernel (models/layers/attention.cpp's conditions:
+// no score bias or dropout, the default scale, query heads spanning d_model, a head size it has, no window cut).
+bool fused_self_attention(const ModelConfig& c, const Workload& w) {
+  const int64_t hs = c.head_size();
+  return w.fused_cpu_kernels && w.use == MemoryUse::kTraining && c.arch == Arch::kGpt && c.dropout == 0 &&
+         !position_scheme(c.position).score_bias && c.attn_dim() == c.d_model &&
+         c.attention_scale() == 1.0 / std::sqrt(double(hs)) && (hs == 8 || hs == 16 || hs == 32 || hs == 64) &&
+         (c.attention_window == 0 || w.length <= c.attention_window);
+}
+
+// Norm in and out, q k v, scores, the heads' output (c_proj's input), the residual's dropout mask. The fused
+// kernel keeps [q; k; v] with the kv heads repeated to every query head and the probabilities only, each row of
+// S padded to a multiple of 8.
+double self_attention_part(const ModelConfig& c, double S, bool fused = false) {
   const double d = double(c.d_model);
+  if (fused) return 2 * d + 3.0 * double(c.attn_dim()) + double(c.n_head) * std::ceil(S / 8) * 8 + double(c.attn_dim());
   return 2 * d + double(c.attn_dim() + 2 * c.kv_dim()) + attention_scores(c, S) + double(c.attn_dim()) +
          dropout_mask(c, d);
 }
@@ -50,25 +67,84 @@ double stack_ends(const ModelConfig& c) {
   return d + dropout_mask(c, d) + 2 * d;
 }
 
-// Logits and their log-softmax (training: and their gradient) per predicted token.
-double logits_part(const ModelConfig& c, MemoryUse use) {
-  return double(c.padded_vocab()) * (use == MemoryUse::kTraining ? 3.0 : 2.0);
+// Logits and their log-softmax (training: and their gradient) per predicted token. lmzoo's fused CPU
+// cross-entropy keeps the logits and one log-sum-exp per row, and its backward makes the gradient.
+double logits_part(const ModelConfig& c, const Workload& w) {
+  if (w.use == MemoryUse::kTraining && w.fused_cpu_kernels) return 2.0 * double(c.padded_vocab());
+  return double(c.padded_vocab()) * (w.use == MemoryUse::kTraining ? 3.0 : 2.0);
 }
 
 // bert's MLM head before the logits: dense output, activation, norm in and out.
 double bert_head_part(const ModelConfig& c) { return c.arch == Arch::kBert ? 4.0 * double(c.d_model) : 0.0; }
 
+// (in, out) of each projection an adapter of TARGET sits on in one block's self-attention (CROSS: the decoder's
+// cross-attention) or feed-forward; none where the layer has no such projection (gate without a gated FFN).
+std::vector<std::pair<double, double>> adapted_projections(const ModelConfig& c, LoraTarget target, bool cross) {
+  const double d = double(c.d_model), q = double(c.attn_dim()), kv = double(c.kv_dim()), ff = double(c.ff_dim());
+  switch (target) {
+    case LoraTarget::kQuery: return {{d, q}};
+    case LoraTarget::kKey:
+    case LoraTarget::kValue: return {{d, kv}};
+    case LoraTarget::kOutput: return {{q, d}};
+    case LoraTarget::kUp:
+      if (cross) return {};
+      return {{d, ff}};
+    case LoraTarget::kGate:
+      if (cross || !c.gated_ffn()) return {};
+      return {{d, ff}};
+    case LoraTarget::kDown:
+      if (cross) return {};
+      return {{ff, d}};
+  }
+  return {};
+}
+
+// One block's adapters: their parameters (rank x (in + out) each), and the elements per token they keep for the
+// backward: A's output (rank wide) and, with dropout, the mask and the dropped input (in wide each).
+struct AdapterFigures {
+  double parameters = 0;
+  double kept = 0;
+};
+
+AdapterFigures block_adapters(const ModelConfig& c, const LoraSettings& lora, bool decoder) {
+  AdapterFigures out;
+  if (!lora.enabled()) return out;
+  const double r = double(lora.rank);
+  for (LoraTarget target : lora.targets) {
+    for (bool cross : {false, true}) {
+      if (cross && !decoder) continue;
+      for (const auto& [in, o] : adapted_projections(c, target, cross)) {
+        out.parameters += r * (in + o);
+        out.kept += r + (lora.dropout > 0 ? 2.0 * in : 0.0);
+      }
+    }
+  }
+  return out;
+}
+
+// Elements per token a stack of LAYERS blocks keeps, each block keeping BLOCK in full unless checkpointed: then its
+// input (d), and one block's BLOCK again while its recompute runs in the backward.
+double stack_blocks(const ModelConfig& c, double layers, double block, int64_t every) {
+  const double kept_inputs = double(checkpointed_blocks(int64_t(layers), every));
+  return (layers - kept_inputs) * block + kept_inputs * double(c.d_model) + (kept_inputs > 0 ? block : 0.0);
+}
+
 // Training: what every block keeps for the backward, over the whole batch.
 double training_activation_elements(const ModelConfig& c, const Workload& w) {
-  const double rows = double(w.sequences), T = double(w.length), block = feed_forward_part(c);
-  const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w.use));
+  const double rows = double(w.sequences), T = double(w.length);
+  const int64_t every = w.plan.checkpoint_every;
+  const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w));
+  const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
   if (c.arch != Arch::kT5) {
-    return rows * T * (stack_ends(c) + double(c.n_layer) * (self_attention_part(c, T) + block)) + predicted;
+    const double block = self_attention_part(c, T, fused_self_attention(c, w)) + feed_forward_part(c) + encoder_adapters;
+    return rows * T * (stack_ends(c) + stack_blocks(c, double(c.n_layer), block, every)) + predicted;
   }
   const double Te = double(w.encoder_length), dec_layers = double(c.decoder_layers());
-  const double encoder = rows * Te * (stack_ends(c) + double(c.n_layer) * (self_attention_part(c, Te) + block));
-  const double decoder =
-      rows * T * (stack_ends(c) + dec_layers * (self_attention_part(c, T) + cross_attention_part(c, Te) + block));
+  const double encoder_block = self_attention_part(c, Te) + feed_forward_part(c) + encoder_adapters;
+  const double decoder_block = self_attention_part(c, T) + cross_attention_part(c, Te) + feed_forward_part(c) +
+                               block_adapters(c, w.plan.lora, true).kept;
+  const double encoder = rows * Te * (stack_ends(c) + stack_blocks(c, double(c.n_layer), encoder_block, every));
+  const double decoder = rows * T * (stack_ends(c) + stack_blocks(c, dec_layers, decoder_block, every));
   const double encoder_kv = rows * Te * dec_layers * 2.0 * double(c.kv_dim());  // each decoder layer's c_kv
   return encoder + decoder + encoder_kv + predicted;
 }
@@ -78,13 +154,13 @@ double inference_activation_elements(const ModelConfig& c, const Workload& w) {
   const double rows = double(w.sequences), T = double(w.length), d = double(c.d_model);
   const double block = feed_forward_part(c) + d;
   // A pass over T tokens at once (the prompt), and a cached step of one token over the whole cache.
-  const double pass = T * (self_attention_part(c, T) + block + bert_head_part(c) + logits_part(c, w.use));
+  const double pass = T * (self_attention_part(c, T) + block + bert_head_part(c) + logits_part(c, w));
   double step = 0;
-  if (c.arch == Arch::kGpt) step = self_attention_part(c, double(w.cached)) + block + logits_part(c, w.use);
+  if (c.arch == Arch::kGpt) step = self_attention_part(c, double(w.cached)) + block + logits_part(c, w);
   if (c.arch != Arch::kT5) return rows * std::max(pass, step);
   const double Te = double(w.encoder_length);
   const double encoder = Te * (self_attention_part(c, Te) + block);
-  const double decoder = std::max(pass, self_attention_part(c, double(w.cached)) + block + logits_part(c, w.use)) +
+  const double decoder = std::max(pass, self_attention_part(c, double(w.cached)) + block + logits_part(c, w)) +
                          T * cross_attention_part(c, Te);
   return rows * (std::max(encoder, decoder) + Te * d);  // the encoder's output stays for every decoder step
 }
@@ -111,17 +187,21 @@ std::string format_bytes(double bytes) {
   return text;
 }
 
+std::vector<std::pair<std::string, double>> MemoryEstimate::parts() const {
+  return {{"weights", weights},         {"gradients", gradients}, {"optimizer", optimizer},
+          {"activations", activations}, {"kv cache", kv_cache},   {"runtime", runtime}};
+}
+
 std::string MemoryEstimate::describe() const {
-  std::string parts;
-  auto add = [&](const char* name, double bytes) {
-    if (bytes > 0) parts += (parts.empty() ? "" : ", ") + std::string(name) + " " + format_bytes(bytes);
-  };
-  add("weights", weights);
-  add("gradients", gradients);
-  add("optimizer", optimizer);
-  add("activations", activations);
-  add("kv cache", kv_cache);
-  return format_bytes(total()) + " (" + parts + ")";
+  std::string text;
+  for (const auto& [name, bytes] : parts()) {
+    if (bytes > 0) text += (text.empty() ? "" : ", ") + name + " " + format_bytes(bytes);
+  }
+  return format_bytes(total()) + " (" + text + ")";
+}
+
+int64_t checkpointed_blocks(int64_t layers, int64_t every) {
+  return every > 0 ? (layers + every - 1) / every : 0;
 }
 
 Workload training_workload(const ModelConfig& config, int64_t batch) {
@@ -139,17 +219,51 @@ MemoryEstimate estimate_weights(const ModelConfig& config) {
   return e;
 }
 
+namespace {
+
+// Training parameters: all of them train, or under LoRA the adapters (every block of every stack), the base
+// parameters PLAN.trainable names and a classifier's head; a bf16 base stores the other projection weights in 2
+// bytes.
+void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryEstimate& e) {
+  if (!plan.lora.enabled()) {
+    e.trainable = e.parameters;
+    return;
+  }
+  const std::vector<NamedSize> sizes = parameter_sizes(c);
+  std::vector<std::string> trained = plan.trainable;
+  if (!c.labels.empty()) trained.push_back("classifier.");
+  double adapters = double(c.n_layer) * block_adapters(c, plan.lora, false).parameters;
+  if (c.arch == Arch::kT5) adapters += double(c.decoder_layers()) * block_adapters(c, plan.lora, true).parameters;
+  const int64_t trained_base = elements_named(sizes, trained);
+  e.trainable = trained_base + int64_t(adapters);
+  double bf16_elements = 0;
+  if (plan.bf16_base) {
+    for (const auto& s : sizes) {
+      if (s.projection && elements_named({s}, trained) == 0) bf16_elements += double(s.elements);
+    }
+  }
+  e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters) + 2.0 * bf16_elements;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const ModelConfig& config, const Workload& workload) {
   MemoryEstimate e = estimate_weights(config);
   if (workload.use == MemoryUse::kTraining) {
-    e.gradients = e.weights;
-    e.optimizer = 2.0 * e.weights;
+    training_parameters(config, workload.plan, e);
+    e.gradients = kBytesPerElement * double(e.trainable);
+    e.optimizer = 2.0 * kBytesPerElement * double(e.trainable);
     e.activations = kBytesPerElement * training_activation_elements(config, workload);
   } else {
     e.activations = kBytesPerElement * inference_activation_elements(config, workload);
     e.kv_cache = kBytesPerElement * kv_cache_elements(config, workload);
   }
   return e;
+}
+
+MemoryEstimate with_host_runtime(MemoryEstimate estimate) {
+  estimate.runtime = kHostRuntimeBytes;
+  return estimate;
 }
 
 double host_memory_bytes() { return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)); }
