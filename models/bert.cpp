@@ -102,8 +102,22 @@ torch::Tensor BertImpl::hidden_states(const torch::Tensor& input_ids, const torc
   }
   // alibi / relative: (1, nh, T, T) score bias; undefined otherwise.
   auto position_bias = attn_bias ? attn_bias(T, T, 0, input_ids.device()) : torch::Tensor();
-  for (size_t i = 0; i < h->size(); ++i) x = h->at<TransformerBlockImpl>(i).forward(x, {blocked, false}, nullptr, position_bias);
+  for (size_t i = 0; i < h->size(); ++i) x = run_block(i, x, blocked, position_bias);
   return ln_f ? ln_f(x) : x;
+}
+
+torch::Tensor BertImpl::run_block(size_t i, const torch::Tensor& x, const torch::Tensor& blocked,
+                                  const torch::Tensor& position_bias) {
+  auto block = h->ptr<TransformerBlockImpl>(i);
+  const AttentionMask mask{blocked, false};
+  if (!is_training() || !checkpointing_.covers(int64_t(i))) return block->forward(x, mask, nullptr, position_bias);
+  // inputs: x, then the position bias when there is one (relative positions compute it from parameters).
+  auto run = [block, mask](const std::vector<torch::Tensor>& in) {
+    return block->forward(in[0], mask, nullptr, in.size() > 1 ? in[1] : torch::Tensor());
+  };
+  return checkpointed(run, position_bias.defined() ? std::vector<torch::Tensor>{x, position_bias}
+                                                   : std::vector<torch::Tensor>{x},
+                      block->parameters());
 }
 
 torch::Tensor BertImpl::mlm_logits(const torch::Tensor& hidden) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "models/activation_checkpointing.h"
 #include "models/blocks.h"
 #include "models/config.h"
 #include "models/layers/positions.h"
@@ -36,6 +37,8 @@ class BertImpl : public torch::nn::Module {
   torch::Tensor decoder_weight() const { return mlm_decoder ? mlm_decoder->weight : word_embeddings->weight; }
 
   const ModelConfig& config() const { return config_; }
+  // Blocks the policy covers recompute their activations in the backward while training.
+  void set_activation_checkpointing(CheckpointPolicy policy) { checkpointing_ = policy; }
 
   // position_embeddings: (max_seq_len + position_offset, C); token_type_embeddings null with type_vocab_size 0.
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
@@ -53,7 +56,11 @@ class BertImpl : public torch::nn::Module {
 
  private:
   void init_weights();
+  // Block i on x: through checkpointed() when the policy covers it and the model is training.
+  torch::Tensor run_block(size_t i, const torch::Tensor& x, const torch::Tensor& blocked,
+                          const torch::Tensor& position_bias);
   ModelConfig config_;
+  CheckpointPolicy checkpointing_;
 };
 TORCH_MODULE(Bert);
 

@@ -15,6 +15,8 @@ class BertClassifierImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask = torch::Tensor(),
                         const torch::Tensor& token_type_ids = torch::Tensor());
   const ModelConfig& config() const { return bert->config(); }
+  // The encoder's blocks the policy covers recompute their activations in the backward while training.
+  void set_activation_checkpointing(CheckpointPolicy policy) { bert->set_activation_checkpointing(policy); }
 
   Bert bert{nullptr};  // registered as "bert": a pretrained Bert's weights load into it unchanged
   torch::nn::Dropout dropout{nullptr};

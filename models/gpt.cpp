@@ -78,10 +78,21 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
   auto position_bias = attn_bias ? attn_bias(T, P + T, P, idx.device()) : torch::Tensor();
   const bool window_open = config_.attention_window == 0 || T <= config_.attention_window;
   const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined() && window_open};
-  for (size_t i = 0; i < h->size(); ++i) {
-    x = h->at<TransformerBlockImpl>(i).forward(x, mask, cache ? &(*cache)[i] : nullptr, position_bias);
-  }
+  for (size_t i = 0; i < h->size(); ++i) x = run_block(i, x, mask, cache ? &(*cache)[i] : nullptr, position_bias);
   return ln_f ? ln_f(x) : x;
+}
+
+torch::Tensor GPTImpl::run_block(size_t i, const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,
+                                 const torch::Tensor& position_bias) {
+  auto block = h->ptr<TransformerBlockImpl>(i);
+  if (cache || !is_training() || !checkpointing_.covers(int64_t(i))) return block->forward(x, mask, cache, position_bias);
+  // inputs: x, then the position bias when there is one (relative positions compute it from parameters).
+  auto run = [block, mask](const std::vector<torch::Tensor>& in) {
+    return block->forward(in[0], mask, nullptr, in.size() > 1 ? in[1] : torch::Tensor());
+  };
+  return checkpointed(run, position_bias.defined() ? std::vector<torch::Tensor>{x, position_bias}
+                                                   : std::vector<torch::Tensor>{x},
+                      block->parameters());
 }
 
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {

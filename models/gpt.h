@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "models/activation_checkpointing.h"
 #include "models/blocks.h"
 #include "models/config.h"
 #include "models/layers/positions.h"
@@ -31,6 +32,8 @@ class GPTImpl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
   KVCache new_cache() const { return KVCache(config_.n_layer); }
+  // Blocks the policy covers recompute their activations in the backward while training (never with a cache).
+  void set_activation_checkpointing(CheckpointPolicy policy) { checkpointing_ = policy; }
 
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};  // wpe: learned positions only
   PositionTables position_tables{nullptr};          // sinusoidal, rope and alibi positions only
@@ -42,7 +45,11 @@ class GPTImpl : public torch::nn::Module {
 
  private:
   void init_weights();
+  // Block i on x: through checkpointed() when the policy covers it, training, without a cache.
+  torch::Tensor run_block(size_t i, const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache,
+                          const torch::Tensor& position_bias);
   ModelConfig config_;
+  CheckpointPolicy checkpointing_;
   // (T, P+T) bool for queries at positions P .. P+T-1 over keys 0 .. P+T-1: true at later keys and, with an
   // attention window W, at keys W or more positions back.
   torch::Tensor blocked_keys(int64_t P, int64_t T, const torch::Device& device) const;

@@ -62,6 +62,32 @@ class LoraAdapterImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LoraAdapter);
 
+// For the layers (attention, feed-forward): one part of a projection's output rows and its adapter (empty: none).
+struct LoraPart {
+  LoraAdapter adapter{nullptr};
+  int64_t width = 0;
+};
+// y (..., sum of the parts' widths), the projection of x, plus each part's adapter delta in its rows.
+torch::Tensor with_lora(const torch::Tensor& y, const torch::Tensor& x, const std::vector<LoraPart>& parts);
+// Registers an adapter NAME on OWNER for ROWS output rows of LINEAR; throws when the rank exceeds the part's
+// smaller side.
+LoraAdapter make_lora_adapter(torch::nn::Module& owner, const std::string& name, const torch::nn::Linear& linear,
+                              int64_t rows, const LoraSettings& settings);
+// Adds ADAPTER's delta (if any) to LINEAR's weight rows from ROW_OFFSET, unregisters it from OWNER as NAME and
+// empties it.
+void merge_lora_part(torch::nn::Module& owner, const std::string& name, const torch::nn::Linear& linear,
+                     int64_t row_offset, LoraAdapter& adapter);
+
+// One projection of a layer and its adapters: LINEAR's full name ("h.0.attn.c_attn") and its output rows' parts in
+// order (an empty adapter where a part has none).
+struct LoraSite {
+  std::string linear;
+  std::vector<LoraPart> parts;
+};
+
+// Every projection of MODEL that has at least one adapter, in module order.
+std::vector<LoraSite> lora_sites(const torch::nn::Module& model);
+
 // Attaches adapters for SETTINGS.targets to every attention and feed-forward layer of MODEL (any family) and
 // returns how many. Throws std::invalid_argument when a target matches no layer of this model (naming the targets
 // it has) or the rank exceeds a targeted projection's smaller side.

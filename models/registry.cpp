@@ -28,6 +28,10 @@ const ModelConfig& AnyModel::config() const {
   return visit([](const auto& m) -> const ModelConfig& { return m->config(); });
 }
 
+void set_activation_checkpointing(AnyModel& model, CheckpointPolicy policy) {
+  model.visit([policy](const auto& m) { m.ptr()->set_activation_checkpointing(policy); });
+}
+
 std::string family_name(const ModelConfig& config) {
   return config.arch == Arch::kBert && !config.labels.empty() ? "bert-classifier" : enum_name(config.arch);
 }

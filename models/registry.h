@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "models/activation_checkpointing.h"
 #include "models/bert.h"
 #include "models/bert_classifier.h"
 #include "models/config.h"
@@ -59,6 +60,9 @@ class AnyModel {
  private:
   ModelVariant model_;
 };
+
+// Sets every family's block checkpointing (both stacks of a t5, the encoder of a classifier).
+void set_activation_checkpointing(AnyModel& model, CheckpointPolicy policy);
 
 // The family of config: arch gpt, bert (with labels: a classifier) or t5. Validates config first, and refuses a
 // model whose weights alone exceed this machine's memory (std::runtime_error) before allocating any.

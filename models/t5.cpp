@@ -47,7 +47,8 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
   auto y = dropout(add_position_encoding(position_, x, wpe, position_tables, P, 1.0));  // (B, T, C)
   if (!decoder_) {
     for (size_t i = 0; i < h->size(); ++i) {
-      y = h->at<TransformerBlockImpl>(i).forward(y, {blocked, false}, nullptr, position_bias);
+      y = checkpoints(i, cache) ? checkpointed_encoder_block(i, y, blocked, position_bias)
+                                : h->at<TransformerBlockImpl>(i).forward(y, {blocked, false}, nullptr, position_bias);
     }
     return dropout(ln_f ? ln_f(y) : y);
   }
@@ -56,10 +57,41 @@ torch::Tensor T5StackImpl::forward(const torch::Tensor& x, const torch::Tensor& 
   const AttentionMask self_mask{blocked.defined() ? (causal | blocked) : causal,  // (T, P+T) or broadcast
                                 /*causal=*/P == 0 && !blocked.defined()};
   for (size_t i = 0; i < h->size(); ++i) {
-    y = h->at<DecoderBlockImpl>(i).forward(y, self_mask, position_bias, memory, memory_blocked,
-                                           cache ? &cache->self[i] : nullptr, cache ? &cache->cross[i] : nullptr);
+    y = checkpoints(i, cache)
+            ? checkpointed_decoder_block(i, y, self_mask, position_bias, memory, memory_blocked)
+            : h->at<DecoderBlockImpl>(i).forward(y, self_mask, position_bias, memory, memory_blocked,
+                                                 cache ? &cache->self[i] : nullptr, cache ? &cache->cross[i] : nullptr);
   }
   return dropout(ln_f ? ln_f(y) : y);
+}
+
+bool T5StackImpl::checkpoints(size_t block, const T5Cache* cache) const {
+  return !cache && is_training() && checkpointing_.covers(int64_t(block));
+}
+
+// Inputs of the checkpointed blocks: y, then the position bias when there is one (the relative bias comes from
+// rel_bias's parameters); the decoder's also the encoder output (memory) after y. Masks stay in the closures.
+torch::Tensor T5StackImpl::checkpointed_encoder_block(size_t i, const torch::Tensor& y, const torch::Tensor& blocked,
+                                                      const torch::Tensor& position_bias) {
+  auto block = h->ptr<TransformerBlockImpl>(i);
+  auto run = [block, blocked](const std::vector<torch::Tensor>& in) {
+    return block->forward(in[0], {blocked, false}, nullptr, in.size() > 1 ? in[1] : torch::Tensor());
+  };
+  return checkpointed(run, position_bias.defined() ? std::vector<torch::Tensor>{y, position_bias}
+                                                   : std::vector<torch::Tensor>{y},
+                      block->parameters());
+}
+
+torch::Tensor T5StackImpl::checkpointed_decoder_block(size_t i, const torch::Tensor& y, const AttentionMask& self_mask,
+                                                      const torch::Tensor& position_bias, const torch::Tensor& memory,
+                                                      const torch::Tensor& memory_blocked) {
+  auto block = h->ptr<DecoderBlockImpl>(i);
+  auto run = [block, self_mask, memory_blocked](const std::vector<torch::Tensor>& in) {
+    return block->forward(in[0], self_mask, in.size() > 2 ? in[2] : torch::Tensor(), in[1], memory_blocked);
+  };
+  return checkpointed(run, position_bias.defined() ? std::vector<torch::Tensor>{y, memory, position_bias}
+                                                   : std::vector<torch::Tensor>{y, memory},
+                      block->parameters());
 }
 
 T5Impl::T5Impl(const ModelConfig& config) : config_(config) {
@@ -125,6 +157,11 @@ T5Cache T5Impl::new_cache() const {
   cache.self.resize(config_.decoder_layers());
   cache.cross.resize(config_.decoder_layers());
   return cache;
+}
+
+void T5Impl::set_activation_checkpointing(CheckpointPolicy policy) {
+  encoder->set_activation_checkpointing(policy);
+  decoder->set_activation_checkpointing(policy);
 }
 
 torch::Tensor T5Impl::memory_blocked(const torch::Tensor& attention_mask, int64_t batch, int64_t length) const {

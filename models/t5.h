@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "models/activation_checkpointing.h"
 #include "models/blocks.h"
 #include "models/config.h"
 #include "models/layers/positions.h"
@@ -43,6 +44,8 @@ class T5StackImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& blocked,
                         const torch::Tensor& memory = torch::Tensor(),
                         const torch::Tensor& memory_blocked = torch::Tensor(), T5Cache* cache = nullptr);
+  // Blocks the policy covers recompute their activations in the backward while training (never with a cache).
+  void set_activation_checkpointing(CheckpointPolicy policy) { checkpointing_ = policy; }
 
   torch::nn::ModuleList h{nullptr};
   RelativePositionBias rel_bias{nullptr};  // relative: (buckets, nh), HF holds it in block 0's self-attention
@@ -56,6 +59,14 @@ class T5StackImpl : public torch::nn::Module {
   bool decoder_;
   Position position_;       // the config's scheme (add_position_encoding)
   int64_t table_length_;    // positions a table-based scheme (learned, sinusoidal, rope) covers; 0: no limit
+  CheckpointPolicy checkpointing_;
+  bool checkpoints(size_t block, const T5Cache* cache) const;
+  // Encoder block i, and decoder block i without a cache, through checkpointed().
+  torch::Tensor checkpointed_encoder_block(size_t i, const torch::Tensor& y, const torch::Tensor& blocked,
+                                           const torch::Tensor& position_bias);
+  torch::Tensor checkpointed_decoder_block(size_t i, const torch::Tensor& y, const AttentionMask& self_mask,
+                                           const torch::Tensor& position_bias, const torch::Tensor& memory,
+                                           const torch::Tensor& memory_blocked);
 };
 TORCH_MODULE(T5Stack);
 
@@ -84,6 +95,8 @@ class T5Impl : public torch::nn::Module {
 
   const ModelConfig& config() const { return config_; }
   T5Cache new_cache() const;
+  // Both stacks: blocks the policy covers recompute their activations in the backward while training.
+  void set_activation_checkpointing(CheckpointPolicy policy);
 
   torch::nn::Embedding shared{nullptr};
   T5Stack encoder{nullptr}, decoder{nullptr};

@@ -42,6 +42,16 @@ inline bool is_autocast_enabled(c10::DeviceType device_type) {
 #endif
 }
 
+// The lower-precision dtype autocast uses on one device type (whether or not it is on).
+inline at::ScalarType autocast_dtype(c10::DeviceType device_type) {
+#if LMZOO_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(device_type);
+#else
+  return device_type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
+                                              : at::autocast::get_autocast_cpu_dtype();
+#endif
+}
+
 // A parameter's key in torch::optim::Optimizer::state(): its TensorImpl address, printed as a string in
 // LibTorch 1.x (as c10::guts::to_string did) and as the pointer itself in 2.x.
 template <typename Key>

@@ -117,6 +117,24 @@ TEST_CASE("2 t5 ranks (span corruption) = 1 rank of twice the batch = grad-accum
   check_equivalence(kT5, 2, dir);
 }
 
+TEST_CASE("2 ranks of a LoRA run = 1 rank with grad-accum 2; only the adapters change", "[distributed][lora]") {
+  TempDir dir;
+  train_one("--data " + tiny_corpus().data_dir + kCommon + kGpt + " --steps 2 --batch-size 2 --out " + dir / "base");
+  // --dropout 0 is a model flag, which --init refuses; the base was trained without dropout.
+  const std::string common = " --device cpu --threads 1 --warmup 1 --lr 3e-3 --log-interval 1 --eval-interval 1 "
+                             "--eval-iters 2 --seed 7 ";
+  const std::string lora = "train --data " + tiny_corpus().data_dir + common + " --init " + dir / "base" +
+                           " --lora-rank 2 --lora-targets all-linear --lora-dropout 0 --steps 3 --batch-size 2 ";
+  require_all_exit(run_ranks(2, [&](int) { return lora + "--out " + dir / "ranks"; }, dir), 0);
+  train_one(lora.substr(6) + "--grad-accum 2 --out " + dir / "accum");
+  CHECK(max_weight_difference(dir / "ranks/last", dir / "accum/last") == 0.0);
+  double largest_b = 0;  // lora_B starts at zero: it moved
+  for (const auto& p : load_model(read_checkpoint(dir / "ranks/last"), torch::kCPU).module()->named_parameters()) {
+    if (p.key().find("lora_B") != std::string::npos) largest_b = std::max(largest_b, p.value().abs().max().item<double>());
+  }
+  CHECK(largest_b > 0.0);
+}
+
 TEST_CASE("2 ranks resume to the same bits as an uninterrupted 2-rank run", "[distributed][resume]") {
   TempDir dir;
   const std::string base = "train --data " + tiny_corpus().data_dir + kCommon + kGpt + " --batch-size 2 --decay-steps 4 ";

@@ -1,5 +1,5 @@
-// lmzoo export: write a checkpoint as a TorchScript module runnable from Python and C++, or as a Hugging Face
-// model directory (config.json + model.safetensors + tokenizer files).
+// lmzoo export: write a checkpoint as a TorchScript module runnable from Python and C++, as a Hugging Face
+// model directory (config.json + model.safetensors + tokenizer files), or a LoRA run's adapters as PEFT files.
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -12,10 +12,13 @@
 #include "tools/commands.h"
 #include "data/durable_io.h"
 #include "train/hf_interchange.h"
+#include "train/lora_merge.h"
+#include "train/lora_setup.h"
+#include "train/peft_export.h"
 
 namespace lmzoo {
 
-enum class ExportFormat { kTorchScript, kHf };
+enum class ExportFormat { kTorchScript, kHf, kPeft };
 
 template <>
 struct EnumTable<ExportFormat> {
@@ -23,6 +26,7 @@ struct EnumTable<ExportFormat> {
   static constexpr EnumEntry<ExportFormat> entries[] = {
       {ExportFormat::kTorchScript, "torchscript", "one TorchScript file (--out model.pt)"},
       {ExportFormat::kHf, "hf", "a Hugging Face model directory (--out DIR)"},
+      {ExportFormat::kPeft, "peft", "a LoRA run's adapters as Hugging Face PEFT files (--out DIR)"},
   };
 };
 
@@ -51,7 +55,7 @@ void check_writable_file(const std::string& out) {
 // Writes the TorchScript module of INFO to OUT: serialized straight into a hidden sibling of OUT, which is fsynced
 // and renamed over it (data/durable_io.h); a full disk leaves OUT as it was.
 void export_torchscript(const CheckpointInfo& info, const std::string& out) {
-  ExportedModel exported = export_model(load_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
+  ExportedModel exported = export_model(load_merged_model(info, torch::Device(torch::kCPU)), info.tokenizer_model);
   replace_file_durably(out, [&exported](DurableFile& file) {
     torch::jit::ExportModule(exported.module, [&file](const void* data, size_t n) { return file.write(data, n); });
   });
@@ -59,6 +63,29 @@ void export_torchscript(const CheckpointInfo& info, const std::string& out) {
             << ") -> " << out << "\n";
   for (const auto& method : exported.methods) std::cout << "  " << method << "\n";
   std::cout << std::flush;
+}
+
+void export_peft(const CheckpointInfo& info, const std::string& out) {
+  const PeftExportResult result = export_peft_adapter(info, out);
+  std::cout << "exported the adapters of " << info.dir << " (" << enum_name(result.architecture) << ", rank "
+            << info.train.lora_rank << ") -> " << out << "/\n";
+  for (const auto& file : result.files) std::cout << "  " << file << "\n";
+  std::cout << std::flush;
+}
+
+// A LoRA checkpoint exports as PEFT files, or merged into whole weights only when --merge-lora says so.
+void check_merge_flag(const CheckpointInfo& info, ExportFormat format, bool merge) {
+  const bool lora = is_lora_run(info.train);
+  if (format == ExportFormat::kPeft) {
+    if (!lora) throw UsageError("--format peft writes a LoRA run's adapters; " + info.dir + " has none");
+    if (merge) throw UsageError("--merge-lora and --format peft exclude each other (PEFT files hold the adapters)");
+    return;
+  }
+  if (lora && !merge) {
+    throw UsageError("checkpoint " + info.dir + " holds LoRA adapters: add --merge-lora to fold them into the " +
+                     "weights, or write them with --format peft");
+  }
+  if (!lora && merge) throw UsageError("--merge-lora: checkpoint " + info.dir + " has no LoRA adapters");
 }
 
 void export_hf(const CheckpointInfo& info, const std::string& out) {
@@ -80,7 +107,8 @@ int run_export(int argc, char** argv) {
   options.add_options()
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("out", "output: a file for torchscript (e.g. model.pt), a directory for hf", cxxopts::value<std::string>())
-      ("format", enum_help<ExportFormat>(), cxxopts::value<std::string>()->default_value("torchscript"));
+      ("format", enum_help<ExportFormat>(), cxxopts::value<std::string>()->default_value("torchscript"))
+      ("merge-lora", "a LoRA run's checkpoint: fold its adapters into the base weights it names, then export");
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   require_option(r, "checkpoint");
@@ -89,9 +117,11 @@ int run_export(int argc, char** argv) {
   const std::string out = r["out"].as<std::string>();
   if (format == ExportFormat::kTorchScript) check_writable_file(out);  // before the model is built and scripted
   const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
+  check_merge_flag(info, format, r.count("merge-lora") > 0);
   switch (format) {
     case ExportFormat::kTorchScript: export_torchscript(info, out); break;
     case ExportFormat::kHf: export_hf(info, out); break;
+    case ExportFormat::kPeft: export_peft(info, out); break;
   }
   return 0;
 }

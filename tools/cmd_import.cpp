@@ -1,12 +1,38 @@
-// lmzoo import: a Hugging Face model directory (every HfArchitecture) as an lmzoo checkpoint.
+// lmzoo import: a Hugging Face model directory (every HfArchitecture) as an lmzoo checkpoint, or a PEFT LoRA
+// adapter onto the checkpoint of its base as a LoRA checkpoint.
+#include <filesystem>
 #include <iostream>
 
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
 #include "train/hf_interchange.h"
+#include "train/peft_import.h"
 
 namespace lmzoo::cli {
+
+namespace {
+
+// HF_DIR holds PEFT files: onto --lora-base, as a LoRA checkpoint.
+int import_adapter(const cxxopts::ParseResult& r, bool is_adapter) {
+  const std::string dir = r["hf-dir"].as<std::string>();
+  if (!is_adapter) throw UsageError("--lora-base: " + dir + " has no adapter_config.json (not a PEFT adapter)");
+  if (!r.count("lora-base")) {
+    throw UsageError(dir + " is a PEFT adapter: name the checkpoint of its base model with --lora-base");
+  }
+  PeftImportResult result;
+  try {
+    result = import_peft_adapter(dir, r["lora-base"].as<std::string>(), r["out"].as<std::string>());
+  } catch (const HfConfigError& e) {
+    throw UsageError(e.what());  // a PEFT setting lmzoo does not implement: exit 2, like a bad flag
+  }
+  std::cout << "imported the PEFT adapter " << dir << " (" << enum_name(result.architecture) << ", rank "
+            << result.rank << ", lora_alpha " << result.alpha << ", " << result.modules << " modules) onto "
+            << r["lora-base"].as<std::string>() << " -> " << r["out"].as<std::string>() << std::endl;
+  return 0;
+}
+
+}  // namespace
 
 int run_import(int argc, char** argv) {
   cxxopts::Options options("lmzoo import",
@@ -21,10 +47,16 @@ int run_import(int argc, char** argv) {
        cxxopts::value<std::string>())
       ("tokenizer", "directory holding the tokenizer files, when HF_DIR has none: tokenizer.model / spiece.model, "
                     "vocab.json + merges.txt, or vocab.txt", cxxopts::value<std::string>()->default_value(""));
+  options.add_options("PEFT adapters")
+      ("lora-base", "HF_DIR is a PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors): the lmzoo "
+                    "checkpoint of its base model (e.g. lmzoo import of that model); writes a LoRA checkpoint",
+       cxxopts::value<std::string>());
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r, "hf-dir")) return 0;
   if (!r.count("hf-dir")) throw UsageError("name the Hugging Face model directory, e.g. lmzoo import gpt2/ --out ckpt");
   require_option(r, "out");
+  const bool is_adapter = std::filesystem::exists(std::filesystem::path(r["hf-dir"].as<std::string>()) / "adapter_config.json");
+  if (is_adapter || r.count("lora-base")) return import_adapter(r, is_adapter);
   HfImportResult result;
   try {
     result = import_hf_model(r["hf-dir"].as<std::string>(), r["out"].as<std::string>(),

@@ -301,6 +301,23 @@ TrainRequest new_model_from_flags(const cxxopts::ParseResult& r, RunSpec& spec) 
   return new_model_request(spec, tokenizer);
 }
 
+// LoRA adapts a pretrained model: its flags need --init, and the others need --lora-rank (a rank of at least 1).
+void refuse_lora_flags_without_init(const cxxopts::ParseResult& r, bool has_init) {
+  const char* const lora_flags[] = {"lora-rank", "lora-alpha", "lora-dropout", "lora-targets", "trainable",
+                                    "base-precision"};
+  for (const char* flag : lora_flags) {
+    if (r.count(flag) && !has_init) {
+      throw UsageError(std::string("--") + flag + " needs --init: the checkpoint whose weights LoRA adapts");
+    }
+  }
+  if (r.count("lora-rank") && r["lora-rank"].as<int64_t>() < 1) {
+    throw UsageError("--lora-rank must be at least 1 (leave it out for a full fine-tune)");
+  }
+  for (const char* flag : lora_flags) {
+    if (r.count(flag) && !r.count("lora-rank")) throw UsageError(std::string("--") + flag + " applies with --lora-rank");
+  }
+}
+
 // A new run: its data, objective, model and tokenizer from the flags.
 TrainRequest new_run_from_flags(const cxxopts::ParseResult& r) {
   require_option(r, "data");
@@ -315,6 +332,7 @@ TrainRequest new_run_from_flags(const cxxopts::ParseResult& r) {
                                     : default_objective(requested_arch(r), is_pairs_dir(spec.train.data_dir));
   override_from(r, "objective", spec.train.objective);
   reject_flags_of_other_objectives(r, spec.train.objective);
+  refuse_lora_flags_without_init(r, pretrained.has_value());
   if (pretrained) {
     spec.train.init_checkpoint = r["init"].as<std::string>();
     if (r.count("dropout")) spec.dropout = r["dropout"].as<double>();

@@ -9,6 +9,7 @@ int run_eval(int argc, char** argv);
 int run_generate(int argc, char** argv);
 int run_export(int argc, char** argv);
 int run_import(int argc, char** argv);
+int run_merge_lora(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_plot(int argc, char** argv);

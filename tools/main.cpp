@@ -1,6 +1,7 @@
 // lmzoo: git-style dispatcher to the subcommands (tokenizer, prepare, train, eval, ...).
 #include <malloc.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -31,6 +32,7 @@ const Subcommand kSubcommands[] = {
     {"generate", lmzoo::cli::run_generate, "generate text from a prompt"},
     {"export", lmzoo::cli::run_export, "export a checkpoint as TorchScript or a Hugging Face directory"},
     {"import", lmzoo::cli::run_import, "turn a Hugging Face model directory into a checkpoint"},
+    {"merge-lora", lmzoo::cli::run_merge_lora, "fold a LoRA run's adapters into its base as a new checkpoint"},
     {"presets", lmzoo::cli::run_presets, "list named model presets with parameter counts"},
     {"bench", lmzoo::cli::run_bench, "measure training speed (ms/iter, tokens/s, MFU)"},
     {"plot", lmzoo::cli::run_plot, "draw loss and learning-rate curves of runs as an SVG"},
@@ -40,7 +42,7 @@ void print_usage(std::ostream& out) {
   out << "lmzoo: train, evaluate, sample and export transformer language models\n\n"
       << "usage: lmzoo <command> [options]   (lmzoo <command> --help for its options; lmzoo --version)\n\ncommands:\n";
   for (const auto& c : kSubcommands) {
-    out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
+    out << "  " << c.name << std::string(12 - std::min<size_t>(11, std::strlen(c.name)), ' ') << c.summary << "\n";
   }
 }
 

@@ -14,6 +14,7 @@
 #include "models/torch_compat.h"
 #include "data/durable_io.h"
 #include "train/fault_points.h"
+#include "train/lora_setup.h"
 #include "train/weights_check.h"
 
 namespace lmzoo {
@@ -82,7 +83,11 @@ void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn
   for (const auto& [name, bytes] : tokenizer_files(info.tokenizer_model)) {
     write_file_durably((tmp / name).string(), bytes);
   }
-  save_torch(model, tmp / "model.pt");
+  if (is_lora_run(info.train)) {
+    save_trainable_tensors((tmp / kAdapterFile).string(), *model);  // the base stays where init_checkpoint says
+  } else {
+    save_torch(model, tmp / "model.pt");
+  }
   if (optimizer) save_torch(*optimizer, tmp / "optimizer.pt");
   save_torch(at::detail::getDefaultCPUGenerator().get_state(), tmp / "rng.pt");
   write_file_durably((tmp / "trainer_state.json").string(), nlohmann::json(info.state).dump(2) + "\n");
@@ -194,6 +199,10 @@ CheckpointInfo read_checkpoint(const std::string& path) {
 }
 
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module) {
+  if (is_lora_run(info.train)) {
+    throw std::runtime_error("checkpoint " + info.dir + " holds LoRA adapters, not a whole model: fold them into " +
+                             "its base first (lmzoo merge-lora " + info.dir + " --out DIR)");
+  }
   const fs::path path = fs::path(info.dir) / "model.pt";
   if (!fs::exists(path)) throw std::runtime_error("checkpoint is incomplete: cannot read " + path.string());
   std::string mismatch;
@@ -208,9 +217,32 @@ void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::M
   if (!mismatch.empty()) throw std::runtime_error("checkpoint " + info.dir + " does not match its config.json: " + mismatch);
 }
 
-AnyModel load_model(const CheckpointInfo& info, const torch::Device& device) {
+CheckpointInfo read_lora_base(const CheckpointInfo& adapters, const std::string& base_path) {
+  const std::string base = base_path.empty() ? adapters.train.init_checkpoint : base_path;
+  CheckpointInfo base_info;
+  try {
+    base_info = read_checkpoint(base);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("the base of LoRA checkpoint " + adapters.dir + " cannot be read: " + e.what());
+  }
+  const std::string digest = weights_digest(base_info.dir);
+  if (digest != adapters.train.lora_base_digest) {
+    throw LoraBaseMismatch("the LoRA checkpoint " + adapters.dir + " was trained on other weights than " +
+                           base_info.dir + " holds (digest " + digest + ", the adapters': " +
+                           adapters.train.lora_base_digest + ")");
+  }
+  return base_info;
+}
+
+AnyModel load_model(const CheckpointInfo& info, const torch::Device& device, const std::string& base_path) {
   AnyModel model = build_model(info.model);
-  load_weights(info, model.module());
+  if (is_lora_run(info.train)) {
+    init_from_checkpoint(model, read_lora_base(info, base_path));
+    attach_lora(*model.module(), lora_settings(info.train));
+    load_trainable_tensors((fs::path(info.dir) / kAdapterFile).string(), *model.module());
+  } else {
+    load_weights(info, model.module());
+  }
   model.module()->to(device);
   return model;
 }

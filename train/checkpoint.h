@@ -3,6 +3,7 @@
 // into place.
 #pragma once
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -38,8 +39,19 @@ std::string resolve_checkpoint_dir(const std::string& path);
 // Reads config.json, trainer_state.json and the tokenizer; throws a clear error when incomplete or when
 // the tokenizer's vocabulary differs from config.json's vocab_size.
 CheckpointInfo read_checkpoint(const std::string& path);
-// Builds the model its config describes and loads its weights onto device.
-AnyModel load_model(const CheckpointInfo& info, const torch::Device& device);
+// A LoRA checkpoint whose base does not hold the weights its adapters were trained on (bad input: exit 2).
+class LoraBaseMismatch : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The base checkpoint of the LoRA checkpoint ADAPTERS: BASE_PATH, else the one it names; throws LoraBaseMismatch
+// when its weights' digest is not the one the adapters were trained on.
+CheckpointInfo read_lora_base(const CheckpointInfo& adapters, const std::string& base_path = "");
+
+// Builds the model its config describes and loads its weights onto device. A LoRA checkpoint (adapter.safetensors)
+// loads its base (BASE_PATH, else the one it names, digest checked), then its adapters, unmerged.
+AnyModel load_model(const CheckpointInfo& info, const torch::Device& device, const std::string& base_path = "");
 // Loads the checkpoint's weights into module (e.g. a pretrained Bert into a classifier's encoder). Every
 // tensor's name and shape must match both ways, else it throws naming the first differences.
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module);

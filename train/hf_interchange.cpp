@@ -1,6 +1,8 @@
 // lmzoo import / export --format hf: HF directory <-> lmzoo checkpoint through the config and name tables.
 #include "train/hf_interchange.h"
 
+#include "train/lora_merge.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,7 +120,7 @@ HfExportResult export_hf_model(const CheckpointInfo& checkpoint, const std::stri
   HfExportResult result;
   result.architecture = hf_architecture_of(checkpoint.model);
   const Tokenizer tokenizer = Tokenizer::from_serialized(checkpoint.tokenizer_model);
-  AnyModel model = load_model(checkpoint, torch::Device(torch::kCPU));
+  AnyModel model = load_merged_model(checkpoint, torch::Device(torch::kCPU));  // a LoRA run's adapters folded in
   const auto tensors = hf_tensors_from_model(*model.module(), result.architecture, checkpoint.model);
   const nlohmann::json config = hf_config_from_model(checkpoint.model, result.architecture, hf_token_ids(tokenizer));
 

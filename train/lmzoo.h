@@ -28,6 +28,8 @@
 #include "train/run_inputs.h"
 #include "train/run_training.h"
 #include "train/evaluation.h"
+#include "train/lora_merge.h"
+#include "train/lora_setup.h"
 #include "train/session.h"
 #include "train/task.h"
 #include "train/text_generation.h"

@@ -3,8 +3,10 @@
 
 #include <stdexcept>
 
+#include "models/activation_checkpointing.h"
 #include "models/config.h"
 #include "models/json_fields.h"
+#include "models/lora.h"
 
 namespace lmzoo {
 
@@ -39,6 +41,17 @@ void TrainConfig::validate() const {
           "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
   require(noise_density > 0 && noise_density < 1, "noise_density must be in (0, 1)");
   between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
+  between(lora_rank, int64_t(0), lim::kMaxLoraRank, "lora_rank");
+  if (lora_rank > 0) {
+    require(lora_alpha > 0 && lora_alpha <= double(lim::kMaxLoraRank) * 16, "lora_alpha must be positive");
+    require(lora_dropout >= 0 && lora_dropout < 1, "lora_dropout must be in [0, 1)");
+    parse_lora_targets(lora_targets);  // names the unknown part
+  } else {
+    require(base_precision == BasePrecision::kFp32,
+            "--base-precision " + enum_name(base_precision) + " applies to a LoRA run's frozen weights (--lora-rank)");
+    require(trainable.empty(), "--trainable applies to a LoRA run (--lora-rank): a full fine-tune trains everything");
+  }
+  parse_checkpoint_policy(activation_checkpointing);  // throws its own one-line std::invalid_argument
 }
 
 void to_json(nlohmann::json& j, const TrainConfig& config) {

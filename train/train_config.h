@@ -19,6 +19,7 @@ constexpr int64_t kMaxBatch = 1048576;          // batch_size, grad_accum, eval_
 constexpr int64_t kMaxSteps = 1000000000000;    // steps, warmup, decay_steps, intervals: 10^12
 constexpr double kMaxRate = 10.0;               // lr, weight_decay
 constexpr double kMaxGradClip = 1e6;
+constexpr int64_t kMaxLoraRank = 65536;
 }  // namespace train_limits
 
 struct TrainConfig {

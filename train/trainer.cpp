@@ -22,6 +22,7 @@
 #include "models/kernels/fused_adamw.h"
 #include "train/gradient_sync.h"
 #include "train/loss_curves.h"
+#include "train/lora_setup.h"
 #include "train/loss_scaler.h"
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
@@ -91,6 +92,8 @@ class TrainingRun {
 
  private:
   void build_model_and_optimizer();
+  void attach_adapters_to_base();
+  void freeze_base();
   void make_optimizer_here();
   void open_outputs();
   StepOutcome train_step();
@@ -124,6 +127,7 @@ class TrainingRun {
   LossScaler scaler_;
   std::unique_ptr<SkipMonitor> skips_;
   Progress progress_;
+  int64_t trainable_parameters_ = 0;  // LoRA runs: what trains
   int64_t tokens_per_step_ = 0;
   double flops_per_token_ = 0.0, peak_flops_ = 0.0;
   std::chrono::steady_clock::time_point run_start_, window_start_;
@@ -178,11 +182,14 @@ void TrainingRun::build_model_and_optimizer() {
     torch::manual_seed(cfg_.seed);
     model_ = build_model(request_.model);
     if (!cfg_.init_checkpoint.empty()) init_from_checkpoint(model_, read_checkpoint(cfg_.init_checkpoint));
+    if (is_lora_run(cfg_)) attach_adapters_to_base();
     model_.module()->to(device_);
+    freeze_base();
     make_optimizer_here();
   } else {
     const CheckpointInfo resumed = read_checkpoint(request_.resume_dir);
     model_ = load_model(resumed, device_);
+    freeze_base();
     make_optimizer_here();
     if (shards_) {
       shards_->load(resumed);
@@ -193,11 +200,31 @@ void TrainingRun::build_model_and_optimizer() {
     state_ = resumed.state;
   }
   module_ = model_.module();
+  set_activation_checkpointing(model_, parse_checkpoint_policy(cfg_.activation_checkpointing));
   module_->train();
   if (ranks_) {
     broadcast_module(*module_, *ranks_);
     gradient_sync_ = std::make_unique<GradientSync>(module_->parameters(), *ranks_);
   }
+  if (is_lora_run(cfg_)) lower_frozen_projections(model_, cfg_.base_precision);  // after the fp32 broadcast
+}
+
+// A new LoRA run: adapters on the loaded base, which its checkpoints point at (resolved, with its weights' digest).
+void TrainingRun::attach_adapters_to_base() {
+  attach_lora(*model_.module(), lora_settings(cfg_));
+  if (cfg_.init_checkpoint.empty()) {
+    if (writes_) throw std::invalid_argument("a LoRA run needs an --init checkpoint: the base its adapters adapt");
+    return;  // a benchmark on fresh weights
+  }
+  info_.train.init_checkpoint =
+      std::filesystem::absolute(resolve_checkpoint_dir(cfg_.init_checkpoint)).lexically_normal().string();
+  info_.train.lora_base_digest = weights_digest(info_.train.init_checkpoint);
+}
+
+// LoRA: only the adapters (and --trainable names, a classifier's head) keep requires_grad, so only they get
+// gradients, optimizer state and gradient buckets.
+void TrainingRun::freeze_base() {
+  if (is_lora_run(cfg_)) trainable_parameters_ = freeze_all_but_trainable(model_, cfg_);
 }
 
 // The whole optimizer, or this rank's share of it.
@@ -237,7 +264,12 @@ void TrainingRun::open_outputs() {
                                     std::to_string(shards_->total_elements()) + " parameters' moments)"
                               : "")
                : "device " + device_.str();
-    progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters, " + where +
+    const std::string lora =
+        is_lora_run(cfg_) ? " (LoRA: " + std::to_string(trainable_parameters_) + " trainable, the rest frozen" +
+                                (cfg_.base_precision == BasePrecision::kBf16 ? " in bf16" : "") + ")"
+                          : "";
+    progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters" + lora + ", " +
+                   where +
                    ", " + std::to_string(tokens_per_step_) + " tokens/step, steps " + std::to_string(state_.step) +
                    " -> " + std::to_string(cfg_.steps));
   }

@@ -4,6 +4,7 @@
 #include "models/kernels/linear_kernel.h"
 
 #include "models/kernels/cpu_features.h"
+#include "models/kernels/low_precision_linear.h"
 #include "models/torch_compat.h"
 
 #include <cstdlib>
@@ -36,7 +37,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
     // Allocated in its final shape, not returned as a view, so that callers may add to it in place.
     auto y = torch::empty(out_sizes, x.options());  // (..., N)
     sgemm(x2, w, /*trans_b=*/true, y.view({x2.size(0), N}));  // (M, N)
-    ctx->save_for_backward({x2, w});
+    // A frozen weight (LoRA's base) needs no dW, so the input is not kept for it.
+    ctx->save_for_backward({weight.requires_grad() ? x2 : torch::Tensor(), w});
     ctx->saved_data["x_sizes"] = x.sizes().vec();
     return y;
   }
@@ -49,8 +51,8 @@ struct FastLinearFunction : torch::autograd::Function<FastLinearFunction> {
     auto dy = grads[0].reshape({-1, w.size(0)}).contiguous();  // (M, N)
     torch::Tensor dx, dw;
     if (ctx->needs_input_grad(0)) {
-      dx = torch::empty(ctx->saved_data["x_sizes"].toIntVector(), x2.options());  // (..., K)
-      sgemm(dy, w, /*trans_b=*/false, dx.view(x2.sizes()));         // (M, K) = dy W
+      dx = torch::empty(ctx->saved_data["x_sizes"].toIntVector(), dy.options());  // (..., K)
+      sgemm(dy, w, /*trans_b=*/false, dx.view({dy.size(0), w.size(1)}));         // (M, K) = dy W
     }
     if (ctx->needs_input_grad(1)) dw = torch::mm(dy.t(), x2);  // (N, K)
     return {dx, dw};
@@ -68,6 +70,9 @@ bool fast_linear_supported(const torch::Tensor& x, const torch::Tensor& weight) 
 }
 
 torch::Tensor fast_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (weight.scalar_type() != x.scalar_type() && !compat::is_autocast_enabled(x.device().type())) {
+    return low_precision_linear(x, weight, bias);  // a frozen base stored in bf16
+  }
   if (!fast_linear_supported(x, weight) || (bias.defined() && bias.scalar_type() != torch::kFloat)) {
     return torch::linear(x, weight, bias);
   }

@@ -61,7 +61,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
                                          const torch::Tensor& position_bias) {
   const int64_t B = x.size(0), T = x.size(1), P = cache ? cache->length() : 0;
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
-  auto qkv_all = fast_linear(x, c_attn->weight, c_attn->bias);  // (B, T, (nh + 2 n_kv) * hs)
+  auto qkv_all = with_lora(fast_linear(x, c_attn->weight, c_attn->bias), x,
+                           {{lora_q, q_width}, {lora_k, kv_width}, {lora_v, kv_width}});  // (B, T, (nh + 2 n_kv) * hs)
   // split_with_sizes (not select) so that backward concatenates the three gradients in one op.
   auto qkv = qkv_all.split_with_sizes({q_width, kv_width, kv_width}, -1);
   auto q = qkv[0].view({B, T, n_head_, head_dim_});     // (B, T, nh, hs)
@@ -87,7 +88,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
     }
     if (fused_causal_attention_supported(fused_input, n_head_)) {
       auto y = fused_causal_attention(fused_input, n_head_, scale_);  // (B, T, C)
-      return fast_linear(y, c_proj->weight, c_proj->bias);
+      return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});
     }
   }
   q = q.transpose(1, 2);  // (B, nh, T, hs)
@@ -101,8 +102,35 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
     cache->k = k;
     cache->v = v;
   }
-  return fast_linear(attend(q, k, v, mask, position_bias, scale_, attn_dropout), c_proj->weight,
-                     c_proj->bias);  // (B, T, C)
+  auto y = attend(q, k, v, mask, position_bias, scale_, attn_dropout);  // (B, T, nh*hs)
+  return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
+}
+
+std::vector<LoraTarget> SelfAttentionImpl::lora_parts() {
+  return {LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue, LoraTarget::kOutput};
+}
+
+std::vector<LoraTarget> SelfAttentionImpl::attach_lora(const LoraSettings& settings) {
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  std::vector<LoraTarget> attached;
+  auto attach = [&](LoraTarget t, LoraAdapter& slot, const char* name, const torch::nn::Linear& linear, int64_t rows) {
+    if (!settings.targets_part(t)) return;
+    slot = make_lora_adapter(*this, name, linear, rows, settings);
+    attached.push_back(t);
+  };
+  attach(LoraTarget::kQuery, lora_q, "lora_q", c_attn, q_width);
+  attach(LoraTarget::kKey, lora_k, "lora_k", c_attn, kv_width);
+  attach(LoraTarget::kValue, lora_v, "lora_v", c_attn, kv_width);
+  attach(LoraTarget::kOutput, lora_o, "lora_o", c_proj, c_proj->weight.size(0));
+  return attached;
+}
+
+void SelfAttentionImpl::merge_lora() {
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  merge_lora_part(*this, "lora_q", c_attn, 0, lora_q);
+  merge_lora_part(*this, "lora_k", c_attn, q_width, lora_k);
+  merge_lora_part(*this, "lora_v", c_attn, q_width + kv_width, lora_v);
+  merge_lora_part(*this, "lora_o", c_proj, 0, lora_o);
 }
 
 CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
@@ -117,8 +145,9 @@ CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
 }
 
 LayerKVCache CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
-  const int64_t B = memory.size(0), S = memory.size(1);
-  auto kv = c_kv(memory).chunk(2, -1);  // 2 x (B, S, n_kv*hs)
+  const int64_t B = memory.size(0), S = memory.size(1), kv_width = n_kv_head_ * head_dim_;
+  auto kv = with_lora(fast_linear(memory, c_kv->weight, c_kv->bias), memory, {{lora_k, kv_width}, {lora_v, kv_width}})
+                .chunk(2, -1);  // 2 x (B, S, n_kv*hs)
   return {kv[0].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2),   // (B, n_kv, S, hs)
           kv[1].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2)};  // (B, n_kv, S, hs)
 }
@@ -134,8 +163,48 @@ torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::T
     kv = project_memory(memory);
     if (cache) *cache = kv;
   }
-  auto q = c_q(x).view({B, T, n_head_, head_dim_}).transpose(1, 2);  // (B, nh, T, hs)
-  return c_proj(attend(q, kv.k, kv.v, {blocked, false}, torch::Tensor(), scale_, attn_dropout));  // (B, T, C)
+  auto q = with_lora(fast_linear(x, c_q->weight, c_q->bias), x, {{lora_q, n_head_ * head_dim_}})
+               .view({B, T, n_head_, head_dim_})
+               .transpose(1, 2);  // (B, nh, T, hs)
+  auto y = attend(q, kv.k, kv.v, {blocked, false}, torch::Tensor(), scale_, attn_dropout);  // (B, T, nh*hs)
+  return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
+}
+
+std::vector<LoraSite> SelfAttentionImpl::lora_sites() const {
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  return {{"c_attn", {{lora_q, q_width}, {lora_k, kv_width}, {lora_v, kv_width}}},
+          {"c_proj", {{lora_o, c_proj->weight.size(0)}}}};
+}
+
+std::vector<LoraSite> CrossAttentionImpl::lora_sites() const {
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  return {{"c_q", {{lora_q, q_width}}},
+          {"c_kv", {{lora_k, kv_width}, {lora_v, kv_width}}},
+          {"c_proj", {{lora_o, c_proj->weight.size(0)}}}};
+}
+
+std::vector<LoraTarget> CrossAttentionImpl::lora_parts() { return SelfAttentionImpl::lora_parts(); }
+
+std::vector<LoraTarget> CrossAttentionImpl::attach_lora(const LoraSettings& settings) {
+  const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
+  std::vector<LoraTarget> attached;
+  auto attach = [&](LoraTarget t, LoraAdapter& slot, const char* name, const torch::nn::Linear& linear, int64_t rows) {
+    if (!settings.targets_part(t)) return;
+    slot = make_lora_adapter(*this, name, linear, rows, settings);
+    attached.push_back(t);
+  };
+  attach(LoraTarget::kQuery, lora_q, "lora_q", c_q, q_width);
+  attach(LoraTarget::kKey, lora_k, "lora_k", c_kv, kv_width);
+  attach(LoraTarget::kValue, lora_v, "lora_v", c_kv, kv_width);
+  attach(LoraTarget::kOutput, lora_o, "lora_o", c_proj, c_proj->weight.size(0));
+  return attached;
+}
+
+void CrossAttentionImpl::merge_lora() {
+  merge_lora_part(*this, "lora_q", c_q, 0, lora_q);
+  merge_lora_part(*this, "lora_k", c_kv, 0, lora_k);
+  merge_lora_part(*this, "lora_v", c_kv, n_kv_head_ * head_dim_, lora_v);
+  merge_lora_part(*this, "lora_o", c_proj, 0, lora_o);
 }
 
 }  // namespace lmzoo

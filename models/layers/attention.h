@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "models/config.h"
+#include "models/lora.h"
 #include "models/layers/positions.h"
 
 namespace lmzoo {
@@ -35,9 +36,16 @@ class SelfAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
 
+  // LoRA (models/lora.h): the parts this layer can adapt, attaching the targeted ones (returned), folding them in.
+  static std::vector<LoraTarget> lora_parts();
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
+  void merge_lora();
+  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+
   // c_attn: ((nh + 2 n_kv) * hs, C) as [q; k; v]; c_proj: (C, nh * hs).
   torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
   torch::nn::Dropout attn_dropout{nullptr};
+  LoraAdapter lora_q{nullptr}, lora_k{nullptr}, lora_v{nullptr}, lora_o{nullptr};  // empty unless attached
 
  private:
   int64_t n_head_, n_kv_head_, head_dim_;
@@ -58,9 +66,15 @@ class CrossAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory, const torch::Tensor& blocked,
                         LayerKVCache* cache = nullptr);
 
+  static std::vector<LoraTarget> lora_parts();
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
+  void merge_lora();
+  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+
   // c_q: (nh * hs, C); c_kv: (2 * n_kv * hs, C) as [k; v]; c_proj: (C, nh * hs).
   torch::nn::Linear c_q{nullptr}, c_kv{nullptr}, c_proj{nullptr};
   torch::nn::Dropout attn_dropout{nullptr};
+  LoraAdapter lora_q{nullptr}, lora_k{nullptr}, lora_v{nullptr}, lora_o{nullptr};  // empty unless attached
 
  private:
   int64_t n_head_, n_kv_head_, head_dim_;

@@ -30,10 +30,47 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = apply_activation(fast_linear(x, c_fc->weight, c_fc->bias), activation_);  // (B, T, ff)
-  if (c_fc_lin) h = h * fast_linear(x, c_fc_lin->weight, c_fc_lin->bias);
+  const int64_t ff = c_fc->weight.size(0);
+  auto h = apply_activation(with_lora(fast_linear(x, c_fc->weight, c_fc->bias), x, {{lora_fc, ff}}),
+                            activation_);  // (B, T, ff)
+  if (c_fc_lin) h = h * with_lora(fast_linear(x, c_fc_lin->weight, c_fc_lin->bias), x, {{lora_fc_lin, ff}});
   if (hidden_dropout) h = hidden_dropout(h);
-  return fast_linear(h, c_proj->weight, c_proj->bias);
+  return with_lora(fast_linear(h, c_proj->weight, c_proj->bias), h, {{lora_proj, c_proj->weight.size(0)}});
+}
+
+std::vector<LoraTarget> FeedForwardImpl::lora_parts() const {
+  if (c_fc_lin) return {LoraTarget::kUp, LoraTarget::kGate, LoraTarget::kDown};
+  return {LoraTarget::kUp, LoraTarget::kDown};
+}
+
+std::vector<LoraTarget> FeedForwardImpl::attach_lora(const LoraSettings& settings) {
+  std::vector<LoraTarget> attached;
+  auto attach = [&](LoraTarget t, LoraAdapter& slot, const char* name, const torch::nn::Linear& linear) {
+    if (!settings.targets_part(t)) return;
+    slot = make_lora_adapter(*this, name, linear, linear->weight.size(0), settings);
+    attached.push_back(t);
+  };
+  if (c_fc_lin) {
+    attach(LoraTarget::kGate, lora_fc, "lora_fc", c_fc);
+    attach(LoraTarget::kUp, lora_fc_lin, "lora_fc_lin", c_fc_lin);
+  } else {
+    attach(LoraTarget::kUp, lora_fc, "lora_fc", c_fc);
+  }
+  attach(LoraTarget::kDown, lora_proj, "lora_proj", c_proj);
+  return attached;
+}
+
+std::vector<LoraSite> FeedForwardImpl::lora_sites() const {
+  std::vector<LoraSite> sites = {{"c_fc", {{lora_fc, c_fc->weight.size(0)}}}};
+  if (c_fc_lin) sites.push_back({"c_fc_lin", {{lora_fc_lin, c_fc_lin->weight.size(0)}}});
+  sites.push_back({"c_proj", {{lora_proj, c_proj->weight.size(0)}}});
+  return sites;
+}
+
+void FeedForwardImpl::merge_lora() {
+  merge_lora_part(*this, "lora_fc", c_fc, 0, lora_fc);
+  if (c_fc_lin) merge_lora_part(*this, "lora_fc_lin", c_fc_lin, 0, lora_fc_lin);
+  merge_lora_part(*this, "lora_proj", c_proj, 0, lora_proj);
 }
 
 }  // namespace lmzoo

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "models/config.h"
+#include "models/lora.h"
 
 namespace lmzoo {
 
@@ -16,8 +17,16 @@ class FeedForwardImpl : public torch::nn::Module {
   explicit FeedForwardImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x);
 
+  // LoRA (models/lora.h): up is c_fc (gated: c_fc_lin, the linear half), gate the gated c_fc, down c_proj.
+  std::vector<LoraTarget> lora_parts() const;
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
+  void merge_lora();
+  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+
   torch::nn::Linear c_fc{nullptr}, c_fc_lin{nullptr}, c_proj{nullptr};  // c_fc_lin: gated only
   torch::nn::Dropout hidden_dropout{nullptr};  // t5 only (HF T5 drops the hidden activations)
+  // Adapters on c_fc, c_fc_lin and c_proj; empty unless attached.
+  LoraAdapter lora_fc{nullptr}, lora_fc_lin{nullptr}, lora_proj{nullptr};
 
  private:
   Activation activation_;

@@ -1,0 +1,531 @@
+// LoRA: unmerged adapters equal the merged model on every family, a LoRA run trains only its adapters and leaves
+// the base bit-identical, resumes bit-exactly, is tied to its base by digest, and lowers the frozen base to bf16.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "data/safetensors.h"
+#include "tests/cli_checks.h"
+#include "fixtures.h"
+#include "model_fixtures.h"
+#include "models/lora.h"
+#include "models/registry.h"
+#include "train/checkpoint.h"
+#include "train/lora_merge.h"
+#include "train/lora_setup.h"
+#include "train/task.h"
+#include "train/trainer.h"
+
+using namespace lmzoo;
+using namespace lmzoo::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+LoraSettings all_linear(int64_t rank) {
+  LoraSettings s;
+  s.rank = rank;
+  s.alpha = 2.0 * double(rank);
+  s.dropout = 0.0;
+  s.targets = parse_lora_targets("all-linear");
+  return s;
+}
+
+// Every lora_B drawn at random, so that the adapters change the output (a new adapter's B is zero).
+void randomize_adapters(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters()) {
+    if (p.key().find("lora_B") != std::string::npos) p.value().normal_(0.0, 0.2);
+  }
+}
+
+// The model's output on fixed inputs: logits of every family (a classifier's class logits).
+torch::Tensor outputs(AnyModel& model) {
+  torch::NoGradGuard no_grad;
+  const int64_t V = model.config().vocab_size;
+  auto ids = torch::arange(24, torch::kLong).remainder(V - 5).add(3).view({2, 12});  // (2, 12)
+  return model.visit(Overloaded{
+      [&](const GPT& m) { return m->forward(ids); },
+      [&](const Bert& m) { return m->forward(ids); },
+      [&](const BertClassifier& m) { return m->forward(ids); },
+      [&](const T5& m) { return m->forward(ids, torch::ones_like(ids), ids.narrow(1, 0, 7)); },
+  });
+}
+
+std::set<std::string> parameter_names(const torch::nn::Module& module) {
+  std::set<std::string> names;
+  for (const auto& p : module.named_parameters()) names.insert(p.key());
+  return names;
+}
+
+ModelConfig llama_like_config() {
+  ModelConfig c = tiny_gpt_config();
+  c.position = Position::kRope;
+  c.norm = NormKind::kRmsNorm;
+  c.activation = Activation::kSwiglu;
+  c.n_kv_heads = 2;
+  c.qkv_bias = true;
+  c.tie_embeddings = false;
+  return c;
+}
+
+ModelConfig classifier_config() {
+  ModelConfig c = tiny_bert_config();
+  c.labels = {"a", "b", "c"};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA: unmerged adapters equal the merged model, which has the plain model's tensors", "[lora]") {
+  struct Case {
+    const char* name;
+    ModelConfig config;
+  };
+  const Case cases[] = {{"gpt", tiny_gpt_config()},
+                        {"llama-like (rope, swiglu, gqa, qkv bias)", llama_like_config()},
+                        {"bert", tiny_bert_config()},
+                        {"bert classifier", classifier_config()},
+                        {"t5 v1.1 (gated, 3 decoder layers)", tiny_t5_config(/*gated=*/true)}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    torch::manual_seed(3);
+    AnyModel model = build_model(c.config);
+    model.module()->eval();
+    const auto plain_names = parameter_names(*model.module());
+    const auto before = outputs(model);
+    const int64_t adapters = attach_lora(*model.module(), all_linear(4));
+    // Each attention (t5: self and cross) has q, k, v, o; each feed-forward up and down, gated ones also gate.
+    const int64_t blocks = c.config.n_layer + (c.config.arch == Arch::kT5 ? c.config.decoder_layers() : 0);
+    const int64_t per_block = 4 + (c.config.gated_ffn() ? 3 : 2);
+    CHECK(adapters == blocks * per_block + (c.config.arch == Arch::kT5 ? 4 * c.config.decoder_layers() : 0));
+    int64_t adapter_parameters = 0;
+    for (const auto& p : model.module()->named_parameters()) {
+      if (is_lora_tensor(p.key())) adapter_parameters += p.value().numel();
+    }
+    CHECK(adapter_parameters == lora_parameter_count(c.config, all_linear(4)));
+    CHECK(torch::equal(outputs(model), before));  // B = 0: a new adapter changes nothing
+    randomize_adapters(*model.module());
+    const auto adapted = outputs(model);
+    CHECK((adapted - before).abs().max().item<double>() > 1e-2);
+    merge_lora(*model.module());
+    CHECK(parameter_names(*model.module()) == plain_names);
+    const auto merged = outputs(model);
+    const double scale = adapted.abs().max().item<double>();
+    CHECK((merged - adapted).abs().max().item<double>() <= 2e-6 * std::max(1.0, scale));
+  }
+}
+
+namespace {
+
+// A fixed batch for MODEL's family (2 rows): next tokens (gpt), a masked token per row (bert), a class (classifier),
+// targets of the encoder input (t5).
+TrainBatch fixed_batch(const ModelConfig& config) {
+  TrainBatch b;
+  const int64_t V = config.vocab_size;
+  b.input_ids = torch::arange(24, torch::kLong).remainder(V - 5).add(3).view({2, 12});  // (2, 12)
+  b.attention_mask = torch::ones_like(b.input_ids);
+  switch (config.arch) {
+    case Arch::kGpt: b.labels = (b.input_ids * 7).remainder(V); break;
+    case Arch::kT5:
+      b.decoder_input_ids = b.input_ids.narrow(1, 0, 6).contiguous();  // (2, 6)
+      b.labels = (b.decoder_input_ids * 5).remainder(V);
+      break;
+    case Arch::kBert:
+      if (!config.labels.empty()) {
+        b.labels = torch::tensor({0, 2}, torch::kLong);
+      } else {
+        b.labels = torch::full_like(b.input_ids, -1);
+        b.labels.select(1, 4).fill_(11);
+        b.labels.select(1, 7).fill_(13);
+        b.input_ids.select(1, 4).fill_(1);
+      }
+      break;
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA trains on each family: the loss of a fixed batch falls, the base stays bit-identical", "[lora]") {
+  const std::pair<const char*, ModelConfig> cases[] = {{"gpt", tiny_gpt_config()},
+                                                       {"llama-like", llama_like_config()},
+                                                       {"bert", tiny_bert_config()},
+                                                       {"bert classifier", classifier_config()},
+                                                       {"t5", tiny_t5_config(/*gated=*/true)}};
+  for (const auto& [name, config] : cases) {
+    INFO(name);
+    torch::manual_seed(11);
+    AnyModel model = build_model(config);
+    std::map<std::string, torch::Tensor> base;
+    for (const auto& p : model.module()->named_parameters()) base[p.key()] = p.value().detach().clone();
+    TrainConfig t;
+    t.lora_rank = 4;
+    t.lora_dropout = 0.0;
+    t.lora_targets = "q,v,o,down";
+    attach_lora(*model.module(), lora_settings(t));
+    freeze_all_but_trainable(model, t);
+    std::vector<torch::Tensor> trainable;
+    for (const auto& p : model.module()->named_parameters()) {
+      const bool head = config.labels.size() > 0 && p.key().rfind("classifier.", 0) == 0;
+      CHECK(p.value().requires_grad() == (is_lora_tensor(p.key()) || head));
+      if (p.value().requires_grad()) trainable.push_back(p.value());
+    }
+    torch::optim::AdamW optimizer(trainable, torch::optim::AdamWOptions(1e-2).weight_decay(0.0));
+    const TrainBatch batch = fixed_batch(config);
+    std::vector<double> losses;
+    for (int step = 0; step < 25; ++step) {
+      optimizer.zero_grad();
+      auto loss = task_loss(model, batch);
+      loss.backward();
+      optimizer.step();
+      losses.push_back(loss.item<double>());
+    }
+    CHECK(losses.back() < 0.7 * losses.front());
+    for (const auto& p : model.module()->named_parameters()) {
+      if (base.count(p.key()) && !p.value().requires_grad()) {
+        CHECK(torch::equal(p.value(), base.at(p.key())));
+        CHECK_FALSE(p.value().grad().defined());
+      }
+    }
+  }
+}
+
+TEST_CASE("LoRA: targets and ranks are checked against the model's layers", "[lora]") {
+  AnyModel gpt = build_model(tiny_gpt_config());  // gelu feed-forward: no gate
+  LoraSettings gate = all_linear(2);
+  gate.targets = parse_lora_targets("q,gate");
+  CHECK_THROWS_WITH(attach_lora(*gpt.module(), gate),
+                    Catch::Contains("'gate' matches no layer of this model (it has q,k,v,o,up,down)"));
+  LoraSettings wide = all_linear(33);  // d_model 32
+  CHECK_THROWS_WITH(attach_lora(*build_model(tiny_gpt_config()).module(), wide),
+                    Catch::Contains("--lora-rank 33 exceeds the smaller side (32)"));
+  CHECK_THROWS_WITH(parse_lora_targets("q,x"), Catch::Contains("unknown part 'x'"));
+  CHECK(parse_lora_targets("v,q,v") == std::vector<LoraTarget>{LoraTarget::kValue, LoraTarget::kQuery});
+  CHECK(parse_lora_targets("all-linear").size() == 7);
+}
+
+namespace {
+
+// A tiny gpt trained for a few steps on the fixture's data: the base LoRA runs adapt.
+TrainRequest base_request(const Fixture& f, const std::string& out, uint64_t seed) {
+  TrainRequest r;
+  r.model = tiny_gpt_config(f.vocab_size, 32, 4, 32);
+  r.model.dropout = 0.1;
+  r.tokenizer_model = Tokenizer::load(f.data_dir).serialized();
+  r.train.data_dir = f.data_dir;
+  r.train.out_dir = out;
+  r.train.steps = 4;
+  r.train.batch_size = 4;
+  r.train.eval_interval = 4;
+  r.train.eval_iters = 1;
+  r.train.device = "cpu";
+  r.train.seed = seed;
+  r.show_progress = false;
+  return r;
+}
+
+TrainRequest lora_request(const Fixture& f, const std::string& base, const std::string& out, int64_t steps) {
+  TrainRequest r = base_request(f, out, 7);
+  r.model = read_checkpoint(base).model;
+  r.train.init_checkpoint = base;
+  r.train.steps = steps;
+  r.train.lr = 1e-2;
+  r.train.warmup = 0;
+  r.train.eval_interval = steps;
+  r.train.lora_rank = 4;
+  r.train.lora_targets = "all-linear";
+  r.train.lora_dropout = 0.1;
+  return r;
+}
+
+std::map<std::string, torch::Tensor> adapter_tensors(const std::string& checkpoint_dir) {
+  const auto file = SafetensorsFile::open(checkpoint_dir + "/" + kAdapterFile);
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& name : file.names()) out[name] = file.tensor(name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA run: only adapters train, the base stays bit-identical, resume is bit-exact", "[lora]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  train_model(base_request(f, dir / "base", 1), torch::kCPU);
+  const std::string base_dir = resolve_checkpoint_dir(dir / "base");
+  const std::string digest = weights_digest(base_dir);
+
+  std::vector<double> losses;
+  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 30);
+  lora.callbacks.on_step = [&](const StepReport& s) {
+    losses.push_back(s.train_loss);
+    return RunControl::kContinue;
+  };
+  train_model(lora, torch::kCPU);
+  REQUIRE(losses.size() == 30);
+  CHECK(losses.back() < losses.front() - 0.3);
+
+  const CheckpointInfo run = read_checkpoint(dir / "lora");
+  CHECK(fs::exists(fs::path(run.dir) / kAdapterFile));
+  CHECK_FALSE(fs::exists(fs::path(run.dir) / "model.pt"));
+  CHECK(run.train.lora_base_digest == digest);
+  CHECK(run.train.init_checkpoint == fs::absolute(base_dir).lexically_normal().string());
+  CHECK(weights_digest(base_dir) == digest);  // the base's file is untouched
+  for (const auto& [name, tensor] : adapter_tensors(run.dir)) CHECK(is_lora_tensor(name));
+
+  SECTION("loaded, the base parameters equal the base checkpoint's bit for bit; only adapters differ") {
+    AnyModel adapted = load_model(run, torch::kCPU);
+    AnyModel original = load_model(read_checkpoint(base_dir), torch::kCPU);
+    auto params = adapted.module()->named_parameters();
+    int64_t base_tensors = 0;
+    for (const auto& p : original.module()->named_parameters()) {
+      CHECK(torch::equal(params[p.key()], p.value()));
+      ++base_tensors;
+    }
+    CHECK(int64_t(params.size()) == base_tensors + 2 * 2 * 6);  // 2 layers x 6 adapters (no gate) x A, B
+  }
+  SECTION("a run resumed halfway ends with the same adapters bit for bit") {
+    TrainRequest first = lora_request(f, dir / "base", dir / "halves", 30);
+    first.max_steps_this_call = 15;
+    CHECK(train_model(first, torch::kCPU).interrupted);
+    TrainRequest second = lora_request(f, dir / "base", dir / "halves", 30);
+    second.resume_dir = dir / "halves";
+    train_model(second, torch::kCPU);
+    const auto a = adapter_tensors(resolve_checkpoint_dir(dir / "lora/last"));
+    const auto b = adapter_tensors(resolve_checkpoint_dir(dir / "halves/last"));
+    REQUIRE(a.size() == b.size());
+    for (const auto& [name, tensor] : a) CHECK(torch::equal(tensor, b.at(name)));
+  }
+  SECTION("adapters trained on other weights are refused, by digest") {
+    train_model(base_request(f, dir / "other", 2), torch::kCPU);
+    CHECK_THROWS_AS(load_model(run, torch::kCPU, dir / "other"), LoraBaseMismatch);
+    CHECK_THROWS_WITH(load_model(run, torch::kCPU, dir / "other"), Catch::Contains("was trained on other weights"));
+    CHECK_THROWS_AS(write_merged_checkpoint(run, dir / "merged", dir / "other"), LoraBaseMismatch);
+    CHECK_FALSE(fs::exists(dir / "merged"));
+  }
+  SECTION("merged, it is a plain checkpoint with the unmerged model's outputs") {
+    write_merged_checkpoint(run, dir / "merged");
+    const CheckpointInfo merged = read_checkpoint(dir / "merged");
+    CHECK(merged.train.lora_rank == 0);
+    CHECK(fs::exists(fs::path(merged.dir) / "model.pt"));
+    AnyModel unmerged = load_model(run, torch::kCPU), plain = load_model(merged, torch::kCPU);
+    unmerged.module()->eval();
+    plain.module()->eval();
+    CHECK((outputs(unmerged) - outputs(plain)).abs().max().item<double>() < 1e-5);
+  }
+}
+
+TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and computes in fp32", "[lora]") {
+  torch::manual_seed(5);
+  const ModelConfig config = llama_like_config();
+  AnyModel low = build_model(config);
+  TrainConfig t;
+  t.lora_rank = 4;
+  t.lora_dropout = 0.0;
+  t.lora_targets = "all-linear";
+  attach_lora(*low.module(), lora_settings(t));
+  randomize_adapters(*low.module());
+  // The reference: the same model in fp32 with its projection weights rounded through bf16.
+  AnyModel rounded = build_model(config);
+  attach_lora(*rounded.module(), lora_settings(t));
+  {
+    torch::NoGradGuard no_grad;
+    auto target = rounded.module()->named_parameters();
+    for (const auto& p : low.module()->named_parameters()) target[p.key()].copy_(p.value());
+  }
+  const int64_t trainable = freeze_all_but_trainable(low, t);
+  CHECK(trainable == lora_parameter_count(config, lora_settings(t)));
+  freeze_all_but_trainable(rounded, t);
+  lower_frozen_projections(low, BasePrecision::kBf16);
+  int64_t lowered = 0;
+  {
+    torch::NoGradGuard no_grad;
+    auto target = rounded.module()->named_parameters();
+    for (const auto& p : low.module()->named_parameters()) {
+      if (p.value().scalar_type() != torch::kBFloat16) continue;
+      ++lowered;
+      CHECK_FALSE(p.value().requires_grad());
+      target[p.key()].copy_(p.value().to(torch::kFloat));
+    }
+  }
+  CHECK(lowered == 2 * 5);  // 2 layers: c_attn, c_proj, c_fc, c_fc_lin, c_proj
+  auto ids = torch::arange(16, torch::kLong).view({1, 16});
+  auto loss_low = low.as<GPT>()->forward(ids).pow(2).mean();
+  auto loss_ref = rounded.as<GPT>()->forward(ids).pow(2).mean();
+  CHECK(loss_low.scalar_type() == torch::kFloat);
+  CHECK(loss_low.item<double>() == Approx(loss_ref.item<double>()).epsilon(1e-5));
+  loss_low.backward();
+  loss_ref.backward();
+  auto ref = rounded.module()->named_parameters();
+  for (const auto& p : low.module()->named_parameters()) {
+    if (!p.value().requires_grad()) {
+      CHECK_FALSE(p.value().grad().defined());
+      continue;
+    }
+    const auto& g = ref[p.key()].grad();
+    INFO(p.key());
+    CHECK((p.value().grad() - g).abs().max().item<double>() <= 1e-5 * std::max(1.0, g.abs().max().item<double>()));
+  }
+}
+
+TEST_CASE("LoRA run with --base-precision bf16 trains", "[lora]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  train_model(base_request(f, dir / "base", 1), torch::kCPU);
+  std::vector<double> losses;
+  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 20);
+  lora.train.base_precision = BasePrecision::kBf16;
+  lora.callbacks.on_step = [&](const StepReport& s) {
+    losses.push_back(s.train_loss);
+    return RunControl::kContinue;
+  };
+  train_model(lora, torch::kCPU);
+  REQUIRE(losses.size() == 20);
+  CHECK(losses.back() < losses.front() - 0.3);
+  // Its checkpoint loads onto the fp32 base for eval and export.
+  AnyModel model = load_model(read_checkpoint(dir / "lora"), torch::kCPU);
+  for (const auto& p : model.module()->parameters()) CHECK(p.scalar_type() == torch::kFloat);
+}
+
+namespace {
+
+// `lmzoo train` of a tiny model on the fixture's data (4 steps unless EXTRA says), EXTRA: its shape or --init.
+CliResult train_tiny(const Fixture& f, const std::string& out, const std::string& extra) {
+  return run_cli("train --data " + f.data_dir + " --out " + out +
+                 " --batch-size 4 --eval-interval 4 --eval-iters 1 --device cpu " + extra +
+                 (extra.find("--steps") == std::string::npos ? " --steps 4" : ""));
+}
+
+double reported_loss(const CliResult& r) { return last_json_line(r.out).at("nll").get<double>(); }
+
+}  // namespace
+
+TEST_CASE("lmzoo train --lora-rank: eval, generate, merge-lora, export --merge-lora and --format peft", "[lora][cli]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  const std::string gpt2_shape = "--n-layer 2 --d-model 32 --n-head 4 --seq-len 32 --bias";
+  const std::string llama_shape =
+      "--n-layer 2 --d-model 32 --n-head 4 --n-kv-heads 2 --seq-len 32 --position rope --norm rmsnorm "
+      "--activation swiglu";
+  REQUIRE(train_tiny(f, dir / "base", gpt2_shape).exit_code == 0);
+  const CliResult lora =
+      train_tiny(f, dir / "lora", "--init " + dir / "base" + " --lora-rank 4 --lora-targets q,v,o --steps 6");
+  INFO(lora.err);
+  REQUIRE(lora.exit_code == 0);
+  CHECK(lora.err.find("(LoRA: 1536 trainable, the rest frozen)") != std::string::npos);  // 2 x 3 x 4 x (32 + 32)
+
+  const CliResult eval_lora = run_cli("eval --checkpoint " + dir / "lora" + " --data " + f.data_dir + " --device cpu");
+  REQUIRE(eval_lora.exit_code == 0);
+  CHECK(run_cli("generate --checkpoint " + dir / "lora" + " --prompt the --max-new-tokens 4 --device cpu")
+            .exit_code == 0);
+  check_user_error(run_cli("export --checkpoint " + dir / "lora" + " --out " + dir / "x.pt"),
+                   "add --merge-lora to fold them into the weights");
+  CHECK_FALSE(fs::exists(dir / "x.pt"));
+  CHECK(run_cli("export --checkpoint " + dir / "lora" + " --merge-lora --out " + dir / "merged.pt").exit_code == 0);
+
+  SECTION("merge-lora writes a plain checkpoint that evaluates as the adapters did") {
+    const CliResult merged = run_cli("merge-lora " + dir / "lora" + " --out " + dir / "merged");
+    INFO(merged.err);
+    REQUIRE(merged.exit_code == 0);
+    CHECK(fs::exists(dir / "merged/model.pt"));
+    const CliResult eval_merged =
+        run_cli("eval --checkpoint " + dir / "merged" + " --data " + f.data_dir + " --device cpu");
+    REQUIRE(eval_merged.exit_code == 0);
+    CHECK(reported_loss(eval_merged) == Approx(reported_loss(eval_lora)).epsilon(1e-5));
+    check_user_error(run_cli("merge-lora " + dir / "merged" + " --out " + dir / "again"), "has no LoRA adapters");
+  }
+  SECTION("merging onto another base is refused in one line and writes nothing") {
+    REQUIRE(train_tiny(f, dir / "other", gpt2_shape + " --seed 9").exit_code == 0);
+    const CliResult r = run_cli("merge-lora " + dir / "lora" + " --base " + dir / "other" + " --out " + dir / "m");
+    check_user_error(r, "was trained on other weights");
+    CHECK(r.exit_code == 2);
+    CHECK_FALSE(fs::exists(dir / "m"));
+  }
+  SECTION("PEFT files applied as peft merges them equal the merged HF export (GPT-2: q and v stacked in c_attn)") {
+    REQUIRE(run_cli("export --checkpoint " + dir / "base" + " --format hf --out " + dir / "base_hf").exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + dir / "lora" + " --format hf --merge-lora --out " + dir / "merged_hf")
+                .exit_code == 0);
+    const CliResult peft = run_cli("export --checkpoint " + dir / "lora" + " --format peft --out " + dir / "peft");
+    INFO(peft.err);
+    REQUIRE(peft.exit_code == 0);
+    const auto config = nlohmann::json::parse(read_text(dir / "peft/adapter_config.json"));
+    CHECK(config.at("r") == 8);  // q and v share GPT-2's c_attn: two rank-4 blocks
+    CHECK(config.at("lora_alpha").get<double>() == 32.0);
+    CHECK(config.at("fan_in_fan_out") == true);
+    const CliResult check = run_binary("/usr/bin/python3", std::string(LMZOO_SOURCE_DIR) + "/tests/peft_reference.py merge " +
+                                                               dir / "base_hf" + " " + dir / "peft" + " " + dir / "merged_hf");
+    INFO(check.out << check.err);
+    REQUIRE(check.exit_code == 0);
+    const auto result = last_json_line(check.out);
+    CHECK(result.at("modules") == 4);  // 2 layers: c_attn (q, v) and c_proj (o)
+    CHECK(result.at("max_abs_diff").get<double>() < 1e-6);
+    // Back: the PEFT files onto the base give a LoRA checkpoint that evaluates as the run did (c_attn's stacked
+    // adapter becomes q, k and v adapters sharing its A: the same product, the k rows zero).
+    const CliResult back = run_cli("import " + dir / "peft" + " --lora-base " + dir / "base" + " --out " + dir / "back");
+    INFO(back.err);
+    REQUIRE(back.exit_code == 0);
+    CHECK(back.out.find("rank 8") != std::string::npos);
+    const CliResult eval_back = run_cli("eval --checkpoint " + dir / "back" + " --data " + f.data_dir + " --device cpu");
+    REQUIRE(eval_back.exit_code == 0);
+    CHECK(reported_loss(eval_back) == Approx(reported_loss(eval_lora)).epsilon(1e-5));
+    check_user_error(run_cli("import " + dir / "peft" + " --out " + dir / "nobase"), "--lora-base");
+    CHECK_FALSE(fs::exists(dir / "nobase"));
+    check_user_error(run_cli("export --checkpoint " + dir / "base" + " --format peft --out " + dir / "p2"),
+                     "writes a LoRA run's adapters");
+  }
+  SECTION("PEFT files of a Llama-shaped run: one module per projection, all-linear") {
+    REQUIRE(train_tiny(f, dir / "lbase", llama_shape).exit_code == 0);
+    REQUIRE(train_tiny(f, dir / "llora", "--init " + dir / "lbase" + " --lora-rank 4 --lora-targets all-linear")
+                .exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + dir / "lbase" + " --format hf --out " + dir / "lbase_hf").exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + dir / "llora" + " --format hf --merge-lora --out " + dir / "lmerged_hf")
+                .exit_code == 0);
+    REQUIRE(run_cli("export --checkpoint " + dir / "llora" + " --format peft --out " + dir / "lpeft").exit_code == 0);
+    const auto config = nlohmann::json::parse(read_text(dir / "lpeft/adapter_config.json"));
+    CHECK(config.at("r") == 4);
+    CHECK(config.at("fan_in_fan_out") == false);
+    CHECK(config.at("task_type") == "CAUSAL_LM");
+    const CliResult check = run_binary("/usr/bin/python3", std::string(LMZOO_SOURCE_DIR) + "/tests/peft_reference.py merge " +
+                                                               dir / "lbase_hf" + " " + dir / "lpeft" + " " + dir / "lmerged_hf");
+    INFO(check.out << check.err);
+    REQUIRE(check.exit_code == 0);
+    CHECK(last_json_line(check.out).at("modules") == 14);  // 2 layers x q k v o gate up down
+    // Back through PEFT: one module per lmzoo adapter, so the same tensors bit for bit.
+    REQUIRE(run_cli("import " + dir / "lpeft" + " --lora-base " + dir / "lbase" + " --out " + dir / "lback").exit_code == 0);
+    const auto original = adapter_tensors(resolve_checkpoint_dir(dir / "llora"));
+    const auto back = adapter_tensors(resolve_checkpoint_dir(dir / "lback"));
+    REQUIRE(original.size() == back.size());
+    for (const auto& [name, tensor] : original) CHECK(torch::equal(tensor, back.at(name)));
+    const auto back_config = read_checkpoint(dir / "lback").train;
+    CHECK(back_config.lora_targets == "q,k,v,o,gate,up,down");
+    CHECK(back_config.lora_base_digest == read_checkpoint(dir / "llora").train.lora_base_digest);
+  }
+}
+
+TEST_CASE("lmzoo train: bad LoRA flags are one line, exit 2, and create no run directory", "[lora][cli]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  REQUIRE(train_tiny(f, dir / "base", "--n-layer 2 --d-model 32 --n-head 4 --seq-len 32").exit_code == 0);
+  const std::string init = "--init " + dir / "base";
+  struct Bad {
+    std::string flags, message;
+  };
+  const Bad cases[] = {
+      {init + " --lora-rank 0", "--lora-rank must be at least 1"},
+      {init + " --lora-rank 33", "--lora-rank 33 exceeds the smaller side (32)"},
+      {init + " --lora-rank 4 --lora-targets q,gate", "'gate' matches no layer of this model (it has q,k,v,o,up,down)"},
+      {init + " --lora-rank 4 --lora-targets q,z", "unknown part 'z'"},
+      {init + " --lora-rank 4 --trainable nothing_named_so", "'nothing_named_so' is part of no parameter name"},
+      {"--lora-rank 4", "--lora-rank needs --init"},
+      {init + " --base-precision bf16", "--base-precision applies with --lora-rank"},
+      {init + " --lora-alpha 8", "--lora-alpha applies with --lora-rank"},
+  };
+  for (const Bad& bad : cases) {
+    const CliResult r = train_tiny(f, dir / "run", bad.flags);
+    INFO(bad.flags);
+    check_user_error(r, bad.message);
+    CHECK(r.exit_code == 2);
+    CHECK_FALSE(fs::exists(dir / "run"));
+  }
+}
