@@ -38,33 +38,72 @@ bool fused_self_attention(const ModelConfig& c, const Workload& w) {
          (c.attention_window == 0 || w.length <= c.attention_window);
 }
 
-// Norm in and out, q k v, scores, the heads' output (c_proj's input), the residual's dropout mask. The fused
-// kernel keeps [q; k; v] with the kv heads repeated to every query head and the probabilities only, each row of
-// S padded to a multiple of 8.
-double self_attention_part(const ModelConfig& c, double S, bool fused = false) {
-  const double d = double(c.d_model);
-  if (fused) return 2 * d + 3.0 * double(c.attn_dim()) + double(c.n_head) * std::ceil(S / 8) * 8 + double(c.attn_dim());
-  return 2 * d + double(c.attn_dim() + 2 * c.kv_dim()) + attention_scores(c, S) + double(c.attn_dim()) +
-         dropout_mask(c, d);
+// Which projections' inputs the backward keeps. A trained weight needs its input for its gradient, and so does an
+// adapter on the projection (its dropout and lora_A read the same input); a frozen projection without one keeps
+// nothing (lmzoo's linear kernels skip the input of a frozen weight). A full fine-tune and inference: all of them.
+struct KeptInputs {
+  bool qkv = true;   // self-attention's c_attn, cross-attention's c_q
+  bool out = true;   // attention's c_proj
+  bool up = true;    // feed-forward's c_fc (and c_fc_lin)
+  bool down = true;  // feed-forward's c_proj
+  bool head = true;  // the LM head: the final norm's output
+};
+
+// Under LoRA: the projections with an adapter, or whose weight a --trainable part names (matched against the
+// names every block shares, e.g. "attn.c_attn.weight").
+KeptInputs kept_inputs(const ModelConfig& c, const TrainingPlan& plan) {
+  KeptInputs k;
+  if (!plan.lora.enabled()) return k;
+  auto named = [&](const std::string& name) {
+    for (const auto& part : plan.trainable) {
+      if (!part.empty() && name.find(part) != std::string::npos) return true;
+    }
+    return false;
+  };
+  auto adapted = [&](std::initializer_list<LoraTarget> targets) {
+    for (LoraTarget t : targets) {
+      if (plan.lora.targets_part(t)) return true;
+    }
+    return false;
+  };
+  const std::string embedding = c.arch == Arch::kGpt ? "wte.weight" : c.arch == Arch::kT5 ? "shared.weight" : "word_embeddings.weight";
+  const std::string untied_head = c.arch == Arch::kBert ? "mlm_decoder.weight" : "lm_head.weight";
+  k.qkv = adapted({LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue}) || named("attn.c_attn.weight") ||
+          named("cross_attn.c_q.weight");
+  k.out = adapted({LoraTarget::kOutput}) || named("attn.c_proj.weight");
+  k.up = adapted({LoraTarget::kUp, LoraTarget::kGate}) || named("mlp.c_fc.weight") || named("mlp.c_fc_lin.weight");
+  k.down = adapted({LoraTarget::kDown}) || named("mlp.c_proj.weight");
+  k.head = named(c.tie_embeddings ? embedding : untied_head);
+  return k;
+}
+
+// Norm in and out (the out when the projections read it for a gradient), q k v, scores, the heads' output (c_proj's
+// input, likewise), the residual's dropout mask. The fused kernel keeps [q; k; v] with the kv heads repeated to
+// every query head and the probabilities only, each row of S padded to a multiple of 8.
+double self_attention_part(const ModelConfig& c, double S, bool fused = false, const KeptInputs& k = {}) {
+  const double d = double(c.d_model), qkv_input = k.qkv ? d : 0.0, heads = k.out ? double(c.attn_dim()) : 0.0;
+  if (fused) return d + qkv_input + 3.0 * double(c.attn_dim()) + double(c.n_head) * std::ceil(S / 8) * 8 + heads;
+  return d + qkv_input + double(c.attn_dim() + 2 * c.kv_dim()) + attention_scores(c, S) + heads + dropout_mask(c, d);
 }
 
 // As self-attention with only q per token; the encoder's keys and values are counted per encoder token.
-double cross_attention_part(const ModelConfig& c, double S) {
-  const double d = double(c.d_model);
-  return 2 * d + double(c.attn_dim()) + attention_scores(c, S) + double(c.attn_dim()) + dropout_mask(c, d);
+double cross_attention_part(const ModelConfig& c, double S, const KeptInputs& k = {}) {
+  const double d = double(c.d_model), q_input = k.qkv ? d : 0.0, heads = k.out ? double(c.attn_dim()) : 0.0;
+  return d + q_input + double(c.attn_dim()) + attention_scores(c, S) + heads + dropout_mask(c, d);
 }
 
-// Norm in and out, c_fc's output and its activation (gated: also c_fc_lin's and the product), masks.
-double feed_forward_part(const ModelConfig& c) {
+// Norm in and out, c_fc's output (its activation keeps it, or its derivative) and the activation's output (c_proj's
+// input; gated: c_fc_lin's output and the activation's, which the product keeps, and the product), masks.
+double feed_forward_part(const ModelConfig& c, const KeptInputs& k = {}) {
   const double d = double(c.d_model), ff = double(c.ff_dim());
-  const double hidden = (c.gated_ffn() ? 4.0 : 2.0) * ff;
-  return 2 * d + hidden + (c.ffn_hidden_dropout() ? dropout_mask(c, ff) : 0.0) + dropout_mask(c, d);
+  const double hidden = (c.gated_ffn() ? 3.0 : 1.0) * ff + (k.down ? ff : 0.0);
+  return d + (k.up ? d : 0.0) + hidden + (c.ffn_hidden_dropout() ? dropout_mask(c, ff) : 0.0) + dropout_mask(c, d);
 }
 
-// Embedding output (and its mask) and the final norm's input and output.
-double stack_ends(const ModelConfig& c) {
+// Embedding output (and its mask) and the final norm's input and output (the output when the head trains).
+double stack_ends(const ModelConfig& c, const KeptInputs& k = {}) {
   const double d = double(c.d_model);
-  return d + dropout_mask(c, d) + 2 * d;
+  return d + dropout_mask(c, d) + d + (k.head ? d : 0.0);
 }
 
 // Logits and their log-softmax (training: and their gradient) per predicted token. lmzoo's fused CPU
@@ -133,18 +172,20 @@ double stack_blocks(const ModelConfig& c, double layers, double block, int64_t e
 double training_activation_elements(const ModelConfig& c, const Workload& w) {
   const double rows = double(w.sequences), T = double(w.length);
   const int64_t every = w.plan.checkpoint_every;
+  const KeptInputs k = kept_inputs(c, w.plan);
   const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w));
   const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
   if (c.arch != Arch::kT5) {
-    const double block = self_attention_part(c, T, fused_self_attention(c, w)) + feed_forward_part(c) + encoder_adapters;
-    return rows * T * (stack_ends(c) + stack_blocks(c, double(c.n_layer), block, every)) + predicted;
+    const double block =
+        self_attention_part(c, T, fused_self_attention(c, w), k) + feed_forward_part(c, k) + encoder_adapters;
+    return rows * T * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), block, every)) + predicted;
   }
   const double Te = double(w.encoder_length), dec_layers = double(c.decoder_layers());
-  const double encoder_block = self_attention_part(c, Te) + feed_forward_part(c) + encoder_adapters;
-  const double decoder_block = self_attention_part(c, T) + cross_attention_part(c, Te) + feed_forward_part(c) +
-                               block_adapters(c, w.plan.lora, true).kept;
-  const double encoder = rows * Te * (stack_ends(c) + stack_blocks(c, double(c.n_layer), encoder_block, every));
-  const double decoder = rows * T * (stack_ends(c) + stack_blocks(c, dec_layers, decoder_block, every));
+  const double encoder_block = self_attention_part(c, Te, false, k) + feed_forward_part(c, k) + encoder_adapters;
+  const double decoder_block = self_attention_part(c, T, false, k) + cross_attention_part(c, Te, k) +
+                               feed_forward_part(c, k) + block_adapters(c, w.plan.lora, true).kept;
+  const double encoder = rows * Te * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), encoder_block, every));
+  const double decoder = rows * T * (stack_ends(c, k) + stack_blocks(c, dec_layers, decoder_block, every));
   const double encoder_kv = rows * Te * dec_layers * 2.0 * double(c.kv_dim());  // each decoder layer's c_kv
   return encoder + decoder + encoder_kv + predicted;
 }
@@ -221,9 +262,9 @@ MemoryEstimate estimate_weights(const ModelConfig& config) {
 
 namespace {
 
-// Training parameters: all of them train, or under LoRA the adapters (every block of every stack), the base
-// parameters PLAN.trainable names and a classifier's head; a bf16 base stores the other projection weights in 2
-// bytes.
+// Training parameters: all of them train, or under LoRA the adapters (lora_parameter_count), the base parameters
+// PLAN.trainable names and a classifier's head. A bf16 base stores the other projection weights in 2 bytes, and
+// widens one at a time to fp32 for its product (the largest counted).
 void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryEstimate& e) {
   if (!plan.lora.enabled()) {
     e.trainable = e.parameters;
@@ -232,17 +273,18 @@ void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryE
   const std::vector<NamedSize> sizes = parameter_sizes(c);
   std::vector<std::string> trained = plan.trainable;
   if (!c.labels.empty()) trained.push_back("classifier.");
-  double adapters = double(c.n_layer) * block_adapters(c, plan.lora, false).parameters;
-  if (c.arch == Arch::kT5) adapters += double(c.decoder_layers()) * block_adapters(c, plan.lora, true).parameters;
-  const int64_t trained_base = elements_named(sizes, trained);
-  e.trainable = trained_base + int64_t(adapters);
-  double bf16_elements = 0;
+  const double adapters = double(lora_parameter_count(c, plan.lora));
+  e.trainable = elements_named(sizes, trained) + int64_t(adapters);
+  double bf16_elements = 0, widest = 0;
   if (plan.bf16_base) {
     for (const auto& s : sizes) {
-      if (s.projection && elements_named({s}, trained) == 0) bf16_elements += double(s.elements);
+      if (s.projection && elements_named({s}, trained) == 0) {
+        bf16_elements += double(s.elements);
+        widest = std::max(widest, double(s.elements));
+      }
     }
   }
-  e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters) + 2.0 * bf16_elements;
+  e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters + widest) + 2.0 * bf16_elements;
 }
 
 }  // namespace

@@ -177,12 +177,20 @@ TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worke
   CHECK(lora.weights == 4 * (params + adapters));
   CHECK(lora.gradients == 4 * adapters);
   CHECK(lora.optimizer == 8 * adapters);
-  // Each adapter keeps its rank-2 middle per token; the rest as the full fine-tune (96 + 2 x 576 + 297 above).
-  CHECK(lora.activations == (96.0 + 2 * (256 + 320 + 2 + 2) + 297) * 16 * 4);
+  CHECK(lora_parameter_count(c, w.plan.lora) == int64_t(adapters));
+  // Frozen projections keep no input: per token, ends 32 + 32 (no final-norm output for the frozen head); per block
+  // ln_1 in 32 and out 32 (the adapters read it), q k v 96, scores 64, no heads' output (c_proj is frozen), ln_2 in
+  // 32 but not out, c_fc's 128 (GELU keeps it) but not GELU's output; each adapter its rank-2 middle.
+  CHECK(lora.activations == (64.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 + 2) + 297) * 16 * 4);
   // With dropout, each adapter also keeps its mask and its dropped 32-wide input.
   w.plan.lora.dropout = 0.05;
-  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * (256 + 320 + 2 * (2 + 64)) + 297) * 16 * 4);
+  CHECK(estimate_memory(c, w).activations == (64.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 * (2 + 64)) + 297) * 16 * 4);
+  // Adapters on o and down keep the heads' output (32) and GELU's output (128) as well.
   w.plan.lora.dropout = 0;
+  w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue, LoraTarget::kOutput, LoraTarget::kDown};
+  CHECK(estimate_memory(c, w).activations ==
+        (64.0 + 2 * ((32 + 32 + 96 + 64 + 32) + (32 + 128 + 128) + 4 * 2) + 297) * 16 * 4);
+  w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
 
   // --trainable ln_: the norms (ln_1, ln_2 per block, ln_f: 5 x 32) train beside the adapters; a bf16 base stores
   // the other projection weights in 2 bytes.
@@ -190,7 +198,8 @@ TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worke
   w.plan.bf16_base = true;
   lora = estimate_memory(c, w);
   CHECK(lora.trainable == int64_t(adapters + 5 * 32));
-  CHECK(lora.weights == 4 * (params - projections + adapters) + 2 * projections);
+  // (and one projection, the largest, 4096, widened to fp32 while its product runs)
+  CHECK(lora.weights == 4 * (params - projections + adapters + 4096) + 2 * projections);
   CHECK(lora.optimizer == 8 * (adapters + 5 * 32));
   w.plan = {};
 
@@ -267,24 +276,37 @@ TEST_CASE("memory estimate: a model past the machine is refused before anything 
 TEST_CASE("memory estimate: train --dry-run prints the parts and the total and writes nothing", "[memory][cli]") {
   const Fixture& f = tiny_corpus("bpe");
   TempDir tmp;
+  const std::string shape = " --n-layer 2 --d-model 32 --n-head 4 --seq-len 16 --batch-size 2 --device cpu";
+  auto dry_run = [&](const std::string& flags) {
+    auto r = run_cli("train --data " + f.data_dir + shape + " " + flags + " --dry-run");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = last_json_line(r.out);
+    double sum = 0;
+    for (const auto& [name, bytes] : j["predicted_parts"].items()) {
+      sum += bytes.get<double>();
+      if (bytes.get<double>() > 0) CHECK(r.out.find(name) != std::string::npos);  // one line per part
+    }
+    CHECK(j["predicted_peak_bytes"].get<double>() == Approx(sum));
+    CHECK(r.out.find("\ntotal") != std::string::npos);
+    return j;
+  };
   const std::string run_dir = tmp / "run";
-  auto r = run_cli("train --data " + f.data_dir + " --out " + run_dir + " --n-layer 2 --d-model 32 --n-head 4 "
-                   "--seq-len 16 --batch-size 2 --device cpu --lora-rank 2 --activation-checkpointing blocks --dry-run");
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
+  const auto full = dry_run("--out " + run_dir);
   CHECK(!std::filesystem::exists(run_dir));
-  const auto j = last_json_line(r.out);
-  double sum = 0;
-  for (const auto& [name, bytes] : j["predicted_parts"].items()) {
-    sum += bytes.get<double>();
-    if (bytes.get<double>() > 0) CHECK(r.out.find(name) != std::string::npos);  // one line per part
-  }
-  CHECK(j["predicted_peak_bytes"].get<double>() == Approx(sum));
-  CHECK(r.out.find("total") != std::string::npos);
-  CHECK(j["trainable_parameters"].get<int64_t>() < j["parameters"].get<int64_t>());
+  CHECK(full["trainable_parameters"] == full["parameters"]);
+  const auto checkpointed = dry_run("--activation-checkpointing blocks");  // no --out needed
+  CHECK(checkpointed["predicted_parts"]["activations"].get<double>() <
+        full["predicted_parts"]["activations"].get<double>());
+  // LoRA adapts an --init checkpoint: 2 blocks x (q 2 x (32 + 32) + v 2 x (32 + 32)) adapters train.
+  REQUIRE(run_cli("train --data " + f.data_dir + shape + " --steps 1 --out " + tmp / "base").exit_code == 0);
+  const auto lora = dry_run("--init " + tmp / "base" + " --lora-rank 2 --lora-targets q,v --out " + tmp / "lora");
+  CHECK(lora["trainable_parameters"] == 2 * 256);
+  CHECK(lora["parameters"] == full["parameters"]);
+  CHECK(!std::filesystem::exists(tmp / "lora"));
   // A setting outside its set is a flag error.
   check_user_error(run_cli("train --data " + f.data_dir + " --activation-checkpointing sometimes --dry-run"),
-                   "activation checkpointing 'sometimes'");
+                   "--activation-checkpointing must be none, blocks or every-N");
 }
 
 TEST_CASE("bench: peak RSS beside the prediction, both growing with the batch", "[bench][cli]") {
@@ -315,5 +337,5 @@ TEST_CASE("bench: peak RSS beside the prediction, both growing with the batch", 
   check_user_error(run_cli("bench --steps 3 --skip 1"), "--vocab-size");
   check_user_error(run_cli("bench --preset bert-tiny --steps 3 --skip 1"), "needs --data");
   check_user_error(run_cli("bench --vocab-size 99 --steps 3 --skip 1 --lora-rank 2 --lora-targets q,x"),
-                   "LoRA target 'x'");
+                   "unknown part 'x'");
 }

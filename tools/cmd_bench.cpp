@@ -254,11 +254,7 @@ int run_bench(int argc, char** argv) {
 
   const TrainRequest request = bench_request(r, steps);
   const TrainConfig& t = request.train;
-  try {
-    training_plan(t);  // a LoRA target or checkpointing setting outside its set: refused before the run
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  t.validate();  // a LoRA or checkpointing setting outside its range: refused (exit 2) before anything runs
   const torch::Device device = training_device(t, nullptr);
   if (r.count("dry-run")) {
     const MemoryEstimate estimate = estimate_training_run(request.model, t, device);

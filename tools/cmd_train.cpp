@@ -383,13 +383,10 @@ void print_result(const std::string& run_dir, const TrainResult& result) {
 // predicted peak memory on its device: one line per part, the total, then the figures as the JSON line.
 int dry_run(const cxxopts::ParseResult& r) {
   const TrainRequest request = r.count("resume") ? resume_from_flags(r) : new_run_from_flags(r);
+  request.train.validate();  // as the run would: a setting outside its range ends here (exit 2)
+  request.model.validate();
   const torch::Device device = training_device(request.train, nullptr);
-  MemoryEstimate estimate;
-  try {
-    estimate = estimate_training_run(request.model, request.train, device);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  const MemoryEstimate estimate = estimate_training_run(request.model, request.train, device);
   for (const std::string& line : memory_report_lines(estimate, request.model, request.train, device)) {
     std::cout << line << "\n";
   }

@@ -6,64 +6,35 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/activation_checkpointing.h"
 #include "models/kernels/cpu_features.h"
+#include "train/lora_setup.h"
 
 namespace lmzoo {
 
 namespace {
 
-// "a,b,,c" -> {"a", "b", "c"}, spaces around names dropped.
-std::vector<std::string> comma_list(const std::string& text) {
+// "a,,b" -> {"a", "b"}: --trainable's name parts as freeze_all_but_trainable reads them.
+std::vector<std::string> comma_parts(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const size_t begin = item.find_first_not_of(' '), end = item.find_last_not_of(' ');
-    if (begin != std::string::npos) out.push_back(item.substr(begin, end - begin + 1));
-  }
-  return out;
-}
-
-// "q,v" or "all-linear" -> the LoRA targets (models/lora.h's table).
-std::vector<LoraTarget> lora_target_list(const std::string& text) {
-  std::vector<LoraTarget> out;
-  if (text == "all-linear") {
-    for (const auto& entry : EnumTable<LoraTarget>::entries) out.push_back(entry.value);
-    return out;
-  }
-  for (const std::string& name : comma_list(text)) {
-    const auto target = find_enum<LoraTarget>(name);
-    if (!target) throw std::invalid_argument("LoRA target '" + name + "' is not one of " + enum_choices<LoraTarget>() + " or all-linear");
-    out.push_back(*target);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) out.push_back(part);
   }
   return out;
 }
 
 }  // namespace
 
-int64_t checkpoint_interval(const std::string& setting) {
-  if (setting == "none") return 0;
-  if (setting == "blocks") return 1;
-  const std::string prefix = "every-";
-  if (setting.rfind(prefix, 0) == 0 && setting.size() > prefix.size() &&
-      setting.find_first_not_of("0123456789", prefix.size()) == std::string::npos && setting.size() - prefix.size() < 10) {
-    const int64_t n = std::stoll(setting.substr(prefix.size()));
-    if (n >= 1) return n;
-  }
-  throw std::invalid_argument("activation checkpointing '" + setting + "' is not one of none, blocks, every-N (N >= 1)");
-}
-
 TrainingPlan training_plan(const TrainConfig& cfg) {
   TrainingPlan plan;
-  plan.lora.rank = cfg.lora_rank;
-  plan.lora.alpha = cfg.lora_alpha;
-  plan.lora.dropout = cfg.lora_dropout;
+  plan.lora = lora_settings(cfg);
   if (plan.lora.enabled()) {
-    plan.lora.targets = lora_target_list(cfg.lora_targets);
-    plan.trainable = comma_list(cfg.trainable);
+    plan.trainable = comma_parts(cfg.trainable);
     plan.bf16_base = cfg.base_precision == BasePrecision::kBf16;
   }
-  plan.checkpoint_every = checkpoint_interval(cfg.activation_checkpointing);
+  plan.checkpoint_every = parse_checkpoint_policy(cfg.activation_checkpointing).every;
   return plan;
 }
 

@@ -12,13 +12,9 @@
 
 namespace lmzoo {
 
-// CFG's LoRA rank, alpha, dropout and targets, --trainable names, base precision and checkpointing, parsed.
-// Throws std::invalid_argument naming a LoRA target or a checkpointing setting outside its set.
+// CFG's LoRA settings (lora_settings), --trainable name parts, base precision and checkpointing policy. Throws
+// std::invalid_argument for a LoRA target or a checkpointing setting outside its set (as TrainConfig::validate).
 TrainingPlan training_plan(const TrainConfig& cfg);
-
-// "none" -> 0, "blocks" -> 1, "every-N" -> N (N >= 1): which blocks keep only their input. Throws
-// std::invalid_argument for anything else.
-int64_t checkpoint_interval(const std::string& setting);
 
 // The estimated peak of training MODEL with CFG on DEVICE: one micro-batch at the model's context; on a CPU with
 // the fused kernels' savings and the process's runtime memory (the peak RSS), on a GPU the tensors alone.
