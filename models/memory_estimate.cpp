@@ -39,8 +39,10 @@ bool fused_self_attention(const ModelConfig& c, const Workload& w) {
 }
 
 // Which projections' inputs the backward keeps. A trained weight needs its input for its gradient, and so does an
-// adapter on the projection (its dropout and lora_A read the same input); a frozen projection without one keeps
-// nothing (lmzoo's linear kernels skip the input of a frozen weight). A full fine-tune and inference: all of them.
+// adapter on the projection (its dropout and lora_A read the same input). A frozen fp32 projection was measured to
+// keep as much as a trained one (lmzoo bench on gpt-nano: LoRA on q with every projection frozen peaks within 2% of
+// the same run with c_attn, c_proj and c_fc trainable, docs/benchmarks.md); a frozen bf16 one (--base-precision
+// bf16, low_precision_linear) keeps only its weight. A full fine-tune and inference: all of them.
 struct KeptInputs {
   bool qkv = true;   // self-attention's c_attn, cross-attention's c_q
   bool out = true;   // attention's c_proj
@@ -49,11 +51,11 @@ struct KeptInputs {
   bool head = true;  // the LM head: the final norm's output
 };
 
-// Under LoRA: the projections with an adapter, or whose weight a --trainable part names (matched against the
-// names every block shares, e.g. "attn.c_attn.weight").
-KeptInputs kept_inputs(const ModelConfig& c, const TrainingPlan& plan) {
+// Under LoRA with a bf16 base: the projections with an adapter, or whose weight a --trainable part names (matched
+// against the names every block shares, e.g. "attn.c_attn.weight"); the head stays fp32.
+KeptInputs kept_inputs(const TrainingPlan& plan) {
   KeptInputs k;
-  if (!plan.lora.enabled()) return k;
+  if (!plan.lora.enabled() || !plan.bf16_base) return k;
   auto named = [&](const std::string& name) {
     for (const auto& part : plan.trainable) {
       if (!part.empty() && name.find(part) != std::string::npos) return true;
@@ -66,14 +68,11 @@ KeptInputs kept_inputs(const ModelConfig& c, const TrainingPlan& plan) {
     }
     return false;
   };
-  const std::string embedding = c.arch == Arch::kGpt ? "wte.weight" : c.arch == Arch::kT5 ? "shared.weight" : "word_embeddings.weight";
-  const std::string untied_head = c.arch == Arch::kBert ? "mlm_decoder.weight" : "lm_head.weight";
   k.qkv = adapted({LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue}) || named("attn.c_attn.weight") ||
           named("cross_attn.c_q.weight");
   k.out = adapted({LoraTarget::kOutput}) || named("attn.c_proj.weight");
   k.up = adapted({LoraTarget::kUp, LoraTarget::kGate}) || named("mlp.c_fc.weight") || named("mlp.c_fc_lin.weight");
   k.down = adapted({LoraTarget::kDown}) || named("mlp.c_proj.weight");
-  k.head = named(c.tie_embeddings ? embedding : untied_head);
   return k;
 }
 
@@ -172,7 +171,7 @@ double stack_blocks(const ModelConfig& c, double layers, double block, int64_t e
 double training_activation_elements(const ModelConfig& c, const Workload& w) {
   const double rows = double(w.sequences), T = double(w.length);
   const int64_t every = w.plan.checkpoint_every;
-  const KeptInputs k = kept_inputs(c, w.plan);
+  const KeptInputs k = kept_inputs(w.plan);
   const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w));
   const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
   if (c.arch != Arch::kT5) {

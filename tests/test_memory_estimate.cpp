@@ -178,18 +178,23 @@ TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worke
   CHECK(lora.gradients == 4 * adapters);
   CHECK(lora.optimizer == 8 * adapters);
   CHECK(lora_parameter_count(c, w.plan.lora) == int64_t(adapters));
-  // Frozen projections keep no input: per token, ends 32 + 32 (no final-norm output for the frozen head); per block
-  // ln_1 in 32 and out 32 (the adapters read it), q k v 96, scores 64, no heads' output (c_proj is frozen), ln_2 in
-  // 32 but not out, c_fc's 128 (GELU keeps it) but not GELU's output; each adapter its rank-2 middle.
-  CHECK(lora.activations == (64.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 + 2) + 297) * 16 * 4);
+  // fp32 frozen projections keep what trained ones do (measured; see KeptInputs): the full fine-tune's 96 + 2 x 576
+  // + 297 per token, and each adapter its rank-2 middle.
+  CHECK(lora.activations == (96.0 + 2 * (576 + 2 + 2) + 297) * 16 * 4);
   // With dropout, each adapter also keeps its mask and its dropped 32-wide input.
   w.plan.lora.dropout = 0.05;
-  CHECK(estimate_memory(c, w).activations == (64.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 * (2 + 64)) + 297) * 16 * 4);
-  // Adapters on o and down keep the heads' output (32) and GELU's output (128) as well.
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * (576 + 2 * (2 + 64)) + 297) * 16 * 4);
   w.plan.lora.dropout = 0;
+  // bf16 projections keep only their weights: per block ln_1 in 32 and out 32 (the adapters read it), q k v 96,
+  // scores 64, no heads' output (c_proj is frozen), ln_2 in 32 but not out, c_fc's 128 (GELU keeps it) but not
+  // GELU's output; the fp32 head still reads the final norm's output.
+  w.plan.bf16_base = true;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 + 2) + 297) * 16 * 4);
+  // Adapters on o and down keep the heads' output (32) and GELU's output (128) as well.
   w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue, LoraTarget::kOutput, LoraTarget::kDown};
   CHECK(estimate_memory(c, w).activations ==
-        (64.0 + 2 * ((32 + 32 + 96 + 64 + 32) + (32 + 128 + 128) + 4 * 2) + 297) * 16 * 4);
+        (96.0 + 2 * ((32 + 32 + 96 + 64 + 32) + (32 + 128 + 128) + 4 * 2) + 297) * 16 * 4);
+  w.plan.bf16_base = false;
   w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
 
   // --trainable ln_: the norms (ln_1, ln_2 per block, ln_f: 5 x 32) train beside the adapters; a bf16 base stores

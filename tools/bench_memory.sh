@@ -31,6 +31,11 @@ for path in files:
             order.append(j["name"])
             rows[j["name"]] = []
         rows[j["name"]].append(j)
+settings = ["full fine-tune", "checkpointing", "LoRA r8 q,v", "LoRA + checkpointing + bf16 base"]
+def place(name):  # GPT-2 by context, its settings in the script's order; TinyLlama last
+    rank = next((i for i, s in enumerate(settings) if name.endswith(s)), len(settings))
+    return ("tinyllama" in name, 1024 if "ctx 1024" in name else 512, rank)
+order.sort(key=place)
 gib = 1024 ** 3
 print("| configuration | tokens/s | peak RSS (GiB) | predicted peak (GiB) | prediction error | trainable parameters | runs |")
 print("|---|---|---|---|---|---|---|")
