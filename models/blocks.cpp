@@ -50,9 +50,12 @@ DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config, const PositionTabl
 }
 
 torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const AttentionMask& mask,
-                                        const torch::Tensor& position_bias, const torch::Tensor& memory,
+                                        const torch::Tensor& position_bias, const torch::Tensor& memory_in,
                                         const torch::Tensor& memory_blocked, LayerKVCache* cache,
                                         LayerKVCache* cross_cache) {
+  // One autograd node per block gathers this block's gradients of the encoder output (c_kv and its adapters use it
+  // several times), so the backward sums them in the same order whether or not the block is checkpointed.
+  const torch::Tensor memory = memory_in.defined() ? memory_in.view_as(memory_in) : memory_in;
   if (pre_norm_) {
     auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
     h = add_residual(h, resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache)));

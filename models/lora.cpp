@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -120,8 +121,10 @@ int64_t attach_lora(torch::nn::Module& model, const LoraSettings& settings) {
     if (auto* cross = dynamic_cast<CrossAttentionImpl*>(m.get())) attach(*cross);
     if (auto* ffn = dynamic_cast<FeedForwardImpl*>(m.get())) attach(*ffn);
   }
+  // all-linear (every target named) adapts what the model has: a feed-forward without a gate has no gate.
+  const bool every_target = settings.targets.size() == std::size(EnumTable<LoraTarget>::entries);
   for (LoraTarget t : settings.targets) {
-    if (std::find(attached.begin(), attached.end(), t) != attached.end()) continue;
+    if (every_target || std::find(attached.begin(), attached.end(), t) != attached.end()) continue;
     std::string names;
     for (const auto& entry : EnumTable<LoraTarget>::entries) {
       if (std::find(available.begin(), available.end(), entry.value) != available.end()) {

@@ -1,14 +1,17 @@
 // LoRA: unmerged adapters equal the merged model on every family, a LoRA run trains only its adapters and leaves
-// the base bit-identical, resumes bit-exactly, is tied to its base by digest, and lowers the frozen base to bf16.
-#include <catch2/catch.hpp>
+// the base bit-identical, resumes bit-exactly, is tied to its base by digest, lowers the frozen base to bf16, and
+// composes with activation checkpointing; the CLI's train / eval / generate / merge-lora / export, PEFT files
+// checked against tests/peft_reference.py and imported back; bad flags.
+#include "tests/catch_compat.h"
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "data/safetensors.h"
-#include "tests/cli_checks.h"
-#include "fixtures.h"
-#include "model_fixtures.h"
+#include "data/tokenizer.h"
+#include "models/activation_checkpointing.h"
 #include "models/lora.h"
 #include "models/registry.h"
 #include "train/checkpoint.h"
@@ -16,6 +19,9 @@
 #include "train/lora_setup.h"
 #include "train/task.h"
 #include "train/trainer.h"
+#include "tests/cli_checks.h"
+#include "tests/fixtures.h"
+#include "tests/model_fixtures.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;
@@ -46,10 +52,10 @@ torch::Tensor outputs(AnyModel& model) {
   const int64_t V = model.config().vocab_size;
   auto ids = torch::arange(24, torch::kLong).remainder(V - 5).add(3).view({2, 12});  // (2, 12)
   return model.visit(Overloaded{
-      [&](const GPT& m) { return m->forward(ids); },
-      [&](const Bert& m) { return m->forward(ids); },
-      [&](const BertClassifier& m) { return m->forward(ids); },
-      [&](const T5& m) { return m->forward(ids, torch::ones_like(ids), ids.narrow(1, 0, 7)); },
+      [&](GPT m) { return m->forward(ids); },
+      [&](Bert m) { return m->forward(ids); },
+      [&](BertClassifier m) { return m->forward(ids); },
+      [&](T5 m) { return m->forward(ids, torch::ones_like(ids), ids.narrow(1, 0, 7)); },
   });
 }
 
@@ -108,7 +114,7 @@ TEST_CASE("LoRA: unmerged adapters equal the merged model, which has the plain m
     CHECK(torch::equal(outputs(model), before));  // B = 0: a new adapter changes nothing
     randomize_adapters(*model.module());
     const auto adapted = outputs(model);
-    CHECK((adapted - before).abs().max().item<double>() > 1e-2);
+    CHECK((adapted - before).abs().max().item<double>() > 1e-4);  // a classifier's pooled tanh moves least
     merge_lora(*model.module());
     CHECK(parameter_names(*model.module()) == plain_names);
     const auto merged = outputs(model);
@@ -172,22 +178,56 @@ TEST_CASE("LoRA trains on each family: the loss of a fixed batch falls, the base
       CHECK(p.value().requires_grad() == (is_lora_tensor(p.key()) || head));
       if (p.value().requires_grad()) trainable.push_back(p.value());
     }
-    torch::optim::AdamW optimizer(trainable, torch::optim::AdamWOptions(1e-2).weight_decay(0.0));
+    torch::optim::AdamW optimizer(trainable, torch::optim::AdamWOptions(3e-2).weight_decay(0.0));
     const TrainBatch batch = fixed_batch(config);
     std::vector<double> losses;
-    for (int step = 0; step < 25; ++step) {
+    for (int step = 0; step < 30; ++step) {
       optimizer.zero_grad();
       auto loss = task_loss(model, batch);
       loss.backward();
       optimizer.step();
       losses.push_back(loss.item<double>());
     }
-    CHECK(losses.back() < 0.7 * losses.front());
+    INFO("loss " << losses.front() << " -> " << losses.back());
+    CHECK(losses.back() < losses.front() - 0.1);  // the base is frozen: without the adapters nothing moves
     for (const auto& p : model.module()->named_parameters()) {
       if (base.count(p.key()) && !p.value().requires_grad()) {
         CHECK(torch::equal(p.value(), base.at(p.key())));
         CHECK_FALSE(p.value().grad().defined());
       }
+    }
+  }
+}
+
+TEST_CASE("LoRA with activation checkpointing: the adapters' gradients are bit for bit those without", "[lora]") {
+  for (const ModelConfig& base_config : {llama_like_config(), tiny_t5_config(/*gated=*/true)}) {
+    ModelConfig config = base_config;
+    config.dropout = 0.1;
+    TrainConfig t;
+    t.lora_rank = 4;
+    t.lora_dropout = 0.1;  // the adapters' own dropout masks must be recomputed identically too
+    t.lora_targets = "all-linear";
+    std::vector<std::map<std::string, torch::Tensor>> grads;
+    for (const char* policy : {"none", "blocks"}) {
+      torch::manual_seed(21);
+      AnyModel model = build_model(config);
+      attach_lora(*model.module(), lora_settings(t));
+      randomize_adapters(*model.module());
+      freeze_all_but_trainable(model, t);
+      set_activation_checkpointing(model, parse_checkpoint_policy(policy));
+      model.module()->train();
+      torch::manual_seed(22);
+      task_loss(model, fixed_batch(config)).backward();
+      std::map<std::string, torch::Tensor> g;
+      for (const auto& p : model.module()->named_parameters()) {
+        if (p.value().requires_grad()) g[p.key()] = p.value().grad().clone();
+      }
+      grads.push_back(g);
+    }
+    REQUIRE(grads[0].size() == grads[1].size());
+    for (const auto& [name, g] : grads[0]) {
+      INFO(name);
+      CHECK(torch::equal(g, grads[1].at(name)));
     }
   }
 }
@@ -216,9 +256,11 @@ TrainRequest base_request(const Fixture& f, const std::string& out, uint64_t see
   r.tokenizer_model = Tokenizer::load(f.data_dir).serialized();
   r.train.data_dir = f.data_dir;
   r.train.out_dir = out;
-  r.train.steps = 4;
+  r.train.steps = 20;
+  r.train.lr = 1e-2;
+  r.train.warmup = 0;
   r.train.batch_size = 4;
-  r.train.eval_interval = 4;
+  r.train.eval_interval = 20;
   r.train.eval_iters = 1;
   r.train.device = "cpu";
   r.train.seed = seed;
@@ -227,11 +269,11 @@ TrainRequest base_request(const Fixture& f, const std::string& out, uint64_t see
 }
 
 TrainRequest lora_request(const Fixture& f, const std::string& base, const std::string& out, int64_t steps) {
-  TrainRequest r = base_request(f, out, 7);
+  TrainRequest r = base_request(f, out, 1);  // the base's seed: the same validation sample
   r.model = read_checkpoint(base).model;
   r.train.init_checkpoint = base;
   r.train.steps = steps;
-  r.train.lr = 1e-2;
+  r.train.lr = 3e-2;
   r.train.warmup = 0;
   r.train.eval_interval = steps;
   r.train.lora_rank = 4;
@@ -252,19 +294,14 @@ std::map<std::string, torch::Tensor> adapter_tensors(const std::string& checkpoi
 TEST_CASE("LoRA run: only adapters train, the base stays bit-identical, resume is bit-exact", "[lora]") {
   const Fixture& f = tiny_corpus("bpe");
   TempDir dir;
-  train_model(base_request(f, dir / "base", 1), torch::kCPU);
+  const double base_val = train_model(base_request(f, dir / "base", 1), torch::kCPU).last_val_loss;
   const std::string base_dir = resolve_checkpoint_dir(dir / "base");
   const std::string digest = weights_digest(base_dir);
 
-  std::vector<double> losses;
-  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 30);
-  lora.callbacks.on_step = [&](const StepReport& s) {
-    losses.push_back(s.train_loss);
-    return RunControl::kContinue;
-  };
-  train_model(lora, torch::kCPU);
-  REQUIRE(losses.size() == 30);
-  CHECK(losses.back() < losses.front() - 0.3);
+  // The same validation sample: the adapters lower its loss.
+  const double lora_val = train_model(lora_request(f, dir / "base", dir / "lora", 30), torch::kCPU).last_val_loss;
+  INFO("val loss: base " << base_val << ", LoRA " << lora_val);
+  CHECK(lora_val < base_val - 1e-3);  // zero-initialised B: an adapter that learnt nothing scores base_val exactly
 
   const CheckpointInfo run = read_checkpoint(dir / "lora");
   CHECK(fs::exists(fs::path(run.dir) / kAdapterFile));
@@ -372,17 +409,12 @@ TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and
 TEST_CASE("LoRA run with --base-precision bf16 trains", "[lora]") {
   const Fixture& f = tiny_corpus("bpe");
   TempDir dir;
-  train_model(base_request(f, dir / "base", 1), torch::kCPU);
-  std::vector<double> losses;
-  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 20);
+  const double base_val = train_model(base_request(f, dir / "base", 1), torch::kCPU).last_val_loss;
+  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 30);
   lora.train.base_precision = BasePrecision::kBf16;
-  lora.callbacks.on_step = [&](const StepReport& s) {
-    losses.push_back(s.train_loss);
-    return RunControl::kContinue;
-  };
-  train_model(lora, torch::kCPU);
-  REQUIRE(losses.size() == 20);
-  CHECK(losses.back() < losses.front() - 0.3);
+  const double lora_val = train_model(lora, torch::kCPU).last_val_loss;
+  INFO("val loss: base " << base_val << ", LoRA on a bf16 base " << lora_val);
+  CHECK(lora_val < base_val - 1e-3);  // zero-initialised B: an adapter that learnt nothing scores base_val exactly
   // Its checkpoint loads onto the fp32 base for eval and export.
   AnyModel model = load_model(read_checkpoint(dir / "lora"), torch::kCPU);
   for (const auto& p : model.module()->parameters()) CHECK(p.scalar_type() == torch::kFloat);

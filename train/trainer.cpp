@@ -188,6 +188,10 @@ void TrainingRun::build_model_and_optimizer() {
     make_optimizer_here();
   } else {
     const CheckpointInfo resumed = read_checkpoint(request_.resume_dir);
+    if (is_lora_run(cfg_)) {  // the base the run's adapters are tied to stays the one it started from
+      info_.train.init_checkpoint = resumed.train.init_checkpoint;
+      info_.train.lora_base_digest = resumed.train.lora_base_digest;
+    }
     model_ = load_model(resumed, device_);
     freeze_base();
     make_optimizer_here();
