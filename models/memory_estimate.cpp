@@ -1,13 +1,17 @@
-// The memory estimate: parameter bytes from count_parameters, activations from the blocks' tensor shapes, and
-// the refusal against the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
+// The memory estimate: parameter bytes from count_parameters and parameter_sizes (trainable and bf16 parts),
+// activations from the blocks' tensor shapes (checkpointing and LoRA adapters included), and the refusal against
+// the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
 #include "models/memory_estimate.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "models/layers/positions.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 
 namespace lmzoo {
@@ -24,51 +28,163 @@ double attention_scores(const ModelConfig& c, double S) {
   return double(c.n_head) * S * (2.0 + (c.dropout > 0 ? 1.0 : 0.0));
 }
 
-// Norm in and out, q k v, scores, the heads' output (c_proj's input), the residual's dropout mask.
-double self_attention_part(const ModelConfig& c, double S) {
-  const double d = double(c.d_model);
-  return 2 * d + double(c.attn_dim() + 2 * c.kv_dim()) + attention_scores(c, S) + double(c.attn_dim()) +
-         dropout_mask(c, d);
+// Whether a gpt's causal self-attention takes lmzoo's fused CPU kernel (models/layers/attention.cpp's conditions:
+// no score bias or dropout, the default scale, query heads spanning d_model, a head size it has, no window cut).
+bool fused_self_attention(const ModelConfig& c, const Workload& w) {
+  const int64_t hs = c.head_size();
+  return w.fused_cpu_kernels && w.use == MemoryUse::kTraining && c.arch == Arch::kGpt && c.dropout == 0 &&
+         !position_scheme(c.position).score_bias && c.attn_dim() == c.d_model &&
+         c.attention_scale() == 1.0 / std::sqrt(double(hs)) && (hs == 8 || hs == 16 || hs == 32 || hs == 64) &&
+         (c.attention_window == 0 || w.length <= c.attention_window);
+}
+
+// Which projections' inputs the backward keeps. A trained weight needs its input for its gradient, and so does an
+// adapter on the projection (its dropout and lora_A read the same input). A frozen fp32 projection was measured to
+// keep as much as a trained one (lmzoo bench on gpt-nano: LoRA on q with every projection frozen peaks within 2% of
+// the same run with c_attn, c_proj and c_fc trainable, docs/benchmarks.md); a frozen bf16 one (--base-precision
+// bf16, low_precision_linear) keeps only its weight. A full fine-tune and inference: all of them.
+struct KeptInputs {
+  bool qkv = true;   // self-attention's c_attn, cross-attention's c_q
+  bool out = true;   // attention's c_proj
+  bool up = true;    // feed-forward's c_fc (and c_fc_lin)
+  bool down = true;  // feed-forward's c_proj
+  bool head = true;  // the LM head: the final norm's output
+};
+
+// Under LoRA with a bf16 base: the projections with an adapter, or whose weight a --trainable part names (matched
+// against the names every block shares, e.g. "attn.c_attn.weight"); the head stays fp32.
+KeptInputs kept_inputs(const TrainingPlan& plan) {
+  KeptInputs k;
+  if (!plan.lora.enabled() || !plan.bf16_base) return k;
+  auto named = [&](const std::string& name) {
+    for (const auto& part : plan.trainable) {
+      if (!part.empty() && name.find(part) != std::string::npos) return true;
+    }
+    return false;
+  };
+  auto adapted = [&](std::initializer_list<LoraTarget> targets) {
+    for (LoraTarget t : targets) {
+      if (plan.lora.targets_part(t)) return true;
+    }
+    return false;
+  };
+  k.qkv = adapted({LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue}) || named("attn.c_attn.weight") ||
+          named("cross_attn.c_q.weight");
+  k.out = adapted({LoraTarget::kOutput}) || named("attn.c_proj.weight");
+  k.up = adapted({LoraTarget::kUp, LoraTarget::kGate}) || named("mlp.c_fc.weight") || named("mlp.c_fc_lin.weight");
+  k.down = adapted({LoraTarget::kDown}) || named("mlp.c_proj.weight");
+  return k;
+}
+
+// Norm in and out (the out when the projections read it for a gradient), q k v, scores, the heads' output (c_proj's
+// input, likewise), the residual's dropout mask. The fused kernel keeps [q; k; v] with the kv heads repeated to
+// every query head and the probabilities only, each row of S padded to a multiple of 8.
+double self_attention_part(const ModelConfig& c, double S, bool fused = false, const KeptInputs& k = {}) {
+  const double d = double(c.d_model), qkv_input = k.qkv ? d : 0.0, heads = k.out ? double(c.attn_dim()) : 0.0;
+  if (fused) return d + qkv_input + 3.0 * double(c.attn_dim()) + double(c.n_head) * std::ceil(S / 8) * 8 + heads;
+  return d + qkv_input + double(c.attn_dim() + 2 * c.kv_dim()) + attention_scores(c, S) + heads + dropout_mask(c, d);
 }
 
 // As self-attention with only q per token; the encoder's keys and values are counted per encoder token.
-double cross_attention_part(const ModelConfig& c, double S) {
-  const double d = double(c.d_model);
-  return 2 * d + double(c.attn_dim()) + attention_scores(c, S) + double(c.attn_dim()) + dropout_mask(c, d);
+double cross_attention_part(const ModelConfig& c, double S, const KeptInputs& k = {}) {
+  const double d = double(c.d_model), q_input = k.qkv ? d : 0.0, heads = k.out ? double(c.attn_dim()) : 0.0;
+  return d + q_input + double(c.attn_dim()) + attention_scores(c, S) + heads + dropout_mask(c, d);
 }
 
-// Norm in and out, c_fc's output and its activation (gated: also c_fc_lin's and the product), masks.
-double feed_forward_part(const ModelConfig& c) {
+// Norm in and out, c_fc's output (its activation keeps it, or its derivative) and the activation's output (c_proj's
+// input; gated: c_fc_lin's output and the activation's, which the product keeps, and the product), masks.
+double feed_forward_part(const ModelConfig& c, const KeptInputs& k = {}) {
   const double d = double(c.d_model), ff = double(c.ff_dim());
-  const double hidden = (c.gated_ffn() ? 4.0 : 2.0) * ff;
-  return 2 * d + hidden + (c.ffn_hidden_dropout() ? dropout_mask(c, ff) : 0.0) + dropout_mask(c, d);
+  const double hidden = (c.gated_ffn() ? 3.0 : 1.0) * ff + (k.down ? ff : 0.0);
+  return d + (k.up ? d : 0.0) + hidden + (c.ffn_hidden_dropout() ? dropout_mask(c, ff) : 0.0) + dropout_mask(c, d);
 }
 
-// Embedding output (and its mask) and the final norm's input and output.
-double stack_ends(const ModelConfig& c) {
+// Embedding output (and its mask) and the final norm's input and output (the output when the head trains).
+double stack_ends(const ModelConfig& c, const KeptInputs& k = {}) {
   const double d = double(c.d_model);
-  return d + dropout_mask(c, d) + 2 * d;
+  return d + dropout_mask(c, d) + d + (k.head ? d : 0.0);
 }
 
-// Logits and their log-softmax (training: and their gradient) per predicted token.
-double logits_part(const ModelConfig& c, MemoryUse use) {
-  return double(c.padded_vocab()) * (use == MemoryUse::kTraining ? 3.0 : 2.0);
+// Logits and their log-softmax (training: and their gradient) per predicted token. lmzoo's fused CPU
+// cross-entropy keeps the logits and one log-sum-exp per row, and its backward makes the gradient.
+double logits_part(const ModelConfig& c, const Workload& w) {
+  if (w.use == MemoryUse::kTraining && w.fused_cpu_kernels) return 2.0 * double(c.padded_vocab());
+  return double(c.padded_vocab()) * (w.use == MemoryUse::kTraining ? 3.0 : 2.0);
 }
 
 // bert's MLM head before the logits: dense output, activation, norm in and out.
 double bert_head_part(const ModelConfig& c) { return c.arch == Arch::kBert ? 4.0 * double(c.d_model) : 0.0; }
 
+// (in, out) of each projection an adapter of TARGET sits on in one block's self-attention (CROSS: the decoder's
+// cross-attention) or feed-forward; none where the layer has no such projection (gate without a gated FFN).
+std::vector<std::pair<double, double>> adapted_projections(const ModelConfig& c, LoraTarget target, bool cross) {
+  const double d = double(c.d_model), q = double(c.attn_dim()), kv = double(c.kv_dim()), ff = double(c.ff_dim());
+  switch (target) {
+    case LoraTarget::kQuery: return {{d, q}};
+    case LoraTarget::kKey:
+    case LoraTarget::kValue: return {{d, kv}};
+    case LoraTarget::kOutput: return {{q, d}};
+    case LoraTarget::kUp:
+      if (cross) return {};
+      return {{d, ff}};
+    case LoraTarget::kGate:
+      if (cross || !c.gated_ffn()) return {};
+      return {{d, ff}};
+    case LoraTarget::kDown:
+      if (cross) return {};
+      return {{ff, d}};
+  }
+  return {};
+}
+
+// One block's adapters: their parameters (rank x (in + out) each), and the elements per token they keep for the
+// backward: A's output (rank wide) and, with dropout, the mask and the dropped input (in wide each).
+struct AdapterFigures {
+  double parameters = 0;
+  double kept = 0;
+};
+
+AdapterFigures block_adapters(const ModelConfig& c, const LoraSettings& lora, bool decoder) {
+  AdapterFigures out;
+  if (!lora.enabled()) return out;
+  const double r = double(lora.rank);
+  for (LoraTarget target : lora.targets) {
+    for (bool cross : {false, true}) {
+      if (cross && !decoder) continue;
+      for (const auto& [in, o] : adapted_projections(c, target, cross)) {
+        out.parameters += r * (in + o);
+        out.kept += r + (lora.dropout > 0 ? 2.0 * in : 0.0);
+      }
+    }
+  }
+  return out;
+}
+
+// Elements per token a stack of LAYERS blocks keeps, each block keeping BLOCK in full unless checkpointed: then its
+// input (d), and one block's BLOCK again while its recompute runs in the backward.
+double stack_blocks(const ModelConfig& c, double layers, double block, int64_t every) {
+  const double kept_inputs = double(checkpointed_blocks(int64_t(layers), every));
+  return (layers - kept_inputs) * block + kept_inputs * double(c.d_model) + (kept_inputs > 0 ? block : 0.0);
+}
+
 // Training: what every block keeps for the backward, over the whole batch.
 double training_activation_elements(const ModelConfig& c, const Workload& w) {
-  const double rows = double(w.sequences), T = double(w.length), block = feed_forward_part(c);
-  const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w.use));
+  const double rows = double(w.sequences), T = double(w.length);
+  const int64_t every = w.plan.checkpoint_every;
+  const KeptInputs k = kept_inputs(w.plan);
+  const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w));
+  const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
   if (c.arch != Arch::kT5) {
-    return rows * T * (stack_ends(c) + double(c.n_layer) * (self_attention_part(c, T) + block)) + predicted;
+    const double block =
+        self_attention_part(c, T, fused_self_attention(c, w), k) + feed_forward_part(c, k) + encoder_adapters;
+    return rows * T * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), block, every)) + predicted;
   }
   const double Te = double(w.encoder_length), dec_layers = double(c.decoder_layers());
-  const double encoder = rows * Te * (stack_ends(c) + double(c.n_layer) * (self_attention_part(c, Te) + block));
-  const double decoder =
-      rows * T * (stack_ends(c) + dec_layers * (self_attention_part(c, T) + cross_attention_part(c, Te) + block));
+  const double encoder_block = self_attention_part(c, Te, false, k) + feed_forward_part(c, k) + encoder_adapters;
+  const double decoder_block = self_attention_part(c, T, false, k) + cross_attention_part(c, Te, k) +
+                               feed_forward_part(c, k) + block_adapters(c, w.plan.lora, true).kept;
+  const double encoder = rows * Te * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), encoder_block, every));
+  const double decoder = rows * T * (stack_ends(c, k) + stack_blocks(c, dec_layers, decoder_block, every));
   const double encoder_kv = rows * Te * dec_layers * 2.0 * double(c.kv_dim());  // each decoder layer's c_kv
   return encoder + decoder + encoder_kv + predicted;
 }
@@ -78,13 +194,13 @@ double inference_activation_elements(const ModelConfig& c, const Workload& w) {
   const double rows = double(w.sequences), T = double(w.length), d = double(c.d_model);
   const double block = feed_forward_part(c) + d;
   // A pass over T tokens at once (the prompt), and a cached step of one token over the whole cache.
-  const double pass = T * (self_attention_part(c, T) + block + bert_head_part(c) + logits_part(c, w.use));
+  const double pass = T * (self_attention_part(c, T) + block + bert_head_part(c) + logits_part(c, w));
   double step = 0;
-  if (c.arch == Arch::kGpt) step = self_attention_part(c, double(w.cached)) + block + logits_part(c, w.use);
+  if (c.arch == Arch::kGpt) step = self_attention_part(c, double(w.cached)) + block + logits_part(c, w);
   if (c.arch != Arch::kT5) return rows * std::max(pass, step);
   const double Te = double(w.encoder_length);
   const double encoder = Te * (self_attention_part(c, Te) + block);
-  const double decoder = std::max(pass, self_attention_part(c, double(w.cached)) + block + logits_part(c, w.use)) +
+  const double decoder = std::max(pass, self_attention_part(c, double(w.cached)) + block + logits_part(c, w)) +
                          T * cross_attention_part(c, Te);
   return rows * (std::max(encoder, decoder) + Te * d);  // the encoder's output stays for every decoder step
 }
@@ -111,17 +227,21 @@ std::string format_bytes(double bytes) {
   return text;
 }
 
+std::vector<std::pair<std::string, double>> MemoryEstimate::parts() const {
+  return {{"weights", weights},         {"gradients", gradients}, {"optimizer", optimizer},
+          {"activations", activations}, {"kv cache", kv_cache},   {"runtime", runtime}};
+}
+
 std::string MemoryEstimate::describe() const {
-  std::string parts;
-  auto add = [&](const char* name, double bytes) {
-    if (bytes > 0) parts += (parts.empty() ? "" : ", ") + std::string(name) + " " + format_bytes(bytes);
-  };
-  add("weights", weights);
-  add("gradients", gradients);
-  add("optimizer", optimizer);
-  add("activations", activations);
-  add("kv cache", kv_cache);
-  return format_bytes(total()) + " (" + parts + ")";
+  std::string text;
+  for (const auto& [name, bytes] : parts()) {
+    if (bytes > 0) text += (text.empty() ? "" : ", ") + name + " " + format_bytes(bytes);
+  }
+  return format_bytes(total()) + " (" + text + ")";
+}
+
+int64_t checkpointed_blocks(int64_t layers, int64_t every) {
+  return every > 0 ? (layers + every - 1) / every : 0;
 }
 
 Workload training_workload(const ModelConfig& config, int64_t batch) {
@@ -139,17 +259,52 @@ MemoryEstimate estimate_weights(const ModelConfig& config) {
   return e;
 }
 
+namespace {
+
+// Training parameters: all of them train, or under LoRA the adapters (lora_parameter_count), the base parameters
+// PLAN.trainable names and a classifier's head. A bf16 base stores the other projection weights in 2 bytes, and
+// widens one at a time to fp32 for its product (the largest counted).
+void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryEstimate& e) {
+  if (!plan.lora.enabled()) {
+    e.trainable = e.parameters;
+    return;
+  }
+  const std::vector<NamedSize> sizes = parameter_sizes(c);
+  std::vector<std::string> trained = plan.trainable;
+  if (!c.labels.empty()) trained.push_back("classifier.");
+  const double adapters = double(lora_parameter_count(c, plan.lora));
+  e.trainable = elements_named(sizes, trained) + int64_t(adapters);
+  double bf16_elements = 0, widest = 0;
+  if (plan.bf16_base) {
+    for (const auto& s : sizes) {
+      if (s.projection && elements_named({s}, trained) == 0) {
+        bf16_elements += double(s.elements);
+        widest = std::max(widest, double(s.elements));
+      }
+    }
+  }
+  e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters + widest) + 2.0 * bf16_elements;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const ModelConfig& config, const Workload& workload) {
   MemoryEstimate e = estimate_weights(config);
   if (workload.use == MemoryUse::kTraining) {
-    e.gradients = e.weights;
-    e.optimizer = 2.0 * e.weights;
+    training_parameters(config, workload.plan, e);
+    e.gradients = kBytesPerElement * double(e.trainable);
+    e.optimizer = 2.0 * kBytesPerElement * double(e.trainable);
     e.activations = kBytesPerElement * training_activation_elements(config, workload);
   } else {
     e.activations = kBytesPerElement * inference_activation_elements(config, workload);
     e.kv_cache = kBytesPerElement * kv_cache_elements(config, workload);
   }
   return e;
+}
+
+MemoryEstimate with_host_runtime(MemoryEstimate estimate) {
+  estimate.runtime = kHostRuntimeBytes;
+  return estimate;
 }
 
 double host_memory_bytes() { return double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)); }

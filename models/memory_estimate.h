@@ -3,37 +3,61 @@
 //
 // Invariants of MemoryEstimate:
 // - parameters is exact: count_parameters(config) (a tied head counts once), what the built module holds.
+//   trainable: the parameters that get gradients and AdamW moments: all of them, or under LoRA the adapters
+//   (rank x (in + out) per adapted projection), the base parameters --trainable names and a classifier's head.
 // - Every figure is in bytes, as a double: products of sizes never wrap (a config past the formats' ranges is
 //   refused by ModelConfig::validate() before any estimate), and each part is >= 0 and finite.
 // - weights = 4 bytes per parameter (fp32 storage; bf16 autocast keeps fp32 weights and only lowers activations,
-//   so the fp32 figure bounds it). gradients (4 per parameter) and optimizer (AdamW's exp_avg and exp_avg_sq,
-//   8 per parameter) are 0 for inference. A LoRA run will set them from its trainable count instead.
+//   so the fp32 figure bounds it), the frozen projection weights at 2 under a bf16 base, plus the adapters.
+//   gradients (4 per trainable parameter) and optimizer (AdamW's exp_avg and exp_avg_sq, 8 per trainable
+//   parameter) are 0 for inference.
 // - activations, training: every tensor autograd keeps for the backward, summed over all blocks (plain attention
-//   with its T x S scores materialised, as on the CPU; fused kernels keep less, so this is an upper bound within
-//   the same order), plus the logits, their log-softmax and gradient. Inference: the largest one block's
-//   transient tensors plus the logits, as nothing is kept between blocks.
+//   with its T x S scores and probabilities materialised; lmzoo's fused CPU attention keeps the probabilities
+//   only, CUDA's fused kernels neither), plus the logits and their gradient (plain ops: also the log-softmax).
+//   A checkpointed block keeps only its input, and one block's full activations are live again during its
+//   recompute. LoRA adapters keep their rank-wide middle and, with dropout, the mask and the dropped input.
+//   Inference: the largest one block's transient tensors plus the logits, as nothing is kept between blocks.
 // - kv_cache: inference only: keys and values of every decoder layer for the whole context of every sequence
 //   (beam), and for t5 the cross-attention keys and values of the encoder output.
-// - total() is the sum of the parts: the peak the run's tensors reach, before the library's own memory.
+// - runtime: a host process's own memory beside the tensors (with_host_runtime: LibTorch's code and data, the
+//   allocator's pools), measured; 0 otherwise.
+// - total() is the sum of the parts: the peak the run's tensors reach, plus runtime where it is set.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "models/config.h"
+#include "models/lora.h"
 
 namespace lmzoo {
 
 struct MemoryEstimate {
   int64_t parameters = 0;
+  int64_t trainable = 0;
   double weights = 0;
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
   double kv_cache = 0;
+  double runtime = 0;
 
-  double total() const { return weights + gradients + optimizer + activations + kv_cache; }
+  double total() const { return weights + gradients + optimizer + activations + kv_cache + runtime; }
+  // The parts by name in a fixed order: weights, gradients, optimizer, activations, kv cache, runtime.
+  std::vector<std::pair<std::string, double>> parts() const;
   // "412.3 GB (weights 100 GB, gradients 100 GB, optimizer 200 GB, activations 12.3 GB)": the non-zero parts.
   std::string describe() const;
+};
+
+// How a training run holds its model beyond a full fine-tune: LoRA adapters on a frozen base, the base parameters
+// trained beside them, the frozen projection weights' storage, and the blocks that recompute their activations
+// (TrainConfig's "Fine-tuning and memory" fields, parsed by train/training_memory.h).
+struct TrainingPlan {
+  LoraSettings lora;                   // rank 0: every parameter trains
+  std::vector<std::string> trainable;  // with LoRA: base parameters trained beside the adapters, by name part
+  bool bf16_base = false;              // with LoRA: frozen projection weights stored in bf16
+  int64_t checkpoint_every = 0;        // 0: none; N: blocks 0, N, 2N, ... of each stack keep only their input
 };
 
 enum class MemoryUse { kTraining, kInference };
@@ -41,12 +65,16 @@ enum class MemoryUse { kTraining, kInference };
 // What the model is run on: SEQUENCES rows (a batch, or beams), each a forward pass over LENGTH tokens at once
 // (t5: the decoder's), CACHED positions held in the KV cache per row (inference: the context a generation grows
 // to; 0: none), and for t5 ENCODER_LENGTH encoder tokens per row.
+// FUSED_CPU_KERNELS: the run is on a CPU where lmzoo's AVX2 kernels run (kernels::avx2_enabled()): causal
+// self-attention keeps one score map per head, and the cross-entropy no log-softmax. PLAN: training only.
 struct Workload {
   MemoryUse use = MemoryUse::kTraining;
   int64_t sequences = 1;
   int64_t length = 1;
   int64_t cached = 0;
   int64_t encoder_length = 0;
+  bool fused_cpu_kernels = false;
+  TrainingPlan plan;
 };
 
 // Bytes per stored element: every tensor counted here is fp32.
@@ -56,10 +84,22 @@ constexpr double kBytesPerElement = 4.0;
 // any objective feeds it).
 Workload training_workload(const ModelConfig& config, int64_t batch);
 
+// Blocks of a stack of LAYERS that keep only their input under checkpointing every EVERY-th block (0: none).
+int64_t checkpointed_blocks(int64_t layers, int64_t every);
+
 // The estimate for CONFIG (validated) at WORKLOAD.
 MemoryEstimate estimate_memory(const ModelConfig& config, const Workload& workload);
 // The weights alone (what building the module allocates).
 MemoryEstimate estimate_weights(const ModelConfig& config);
+
+// What a host process holds beside its tensors (LibTorch's and OpenBLAS's code and data, thread pools, the
+// allocator), measured with Debian 12's LibTorch 1.13 on x86-64: lmzoo bench on gpt-nano over 99 random ids at
+// batch 1 peaks at 197.7 MB of RSS, of which its estimated tensors are 15.4 MB (lmzoo presets alone: 166 MB).
+// docs/benchmarks.md, "Memory: fine-tuning on one machine".
+constexpr double kHostRuntimeBytes = 182e6;
+
+// ESTIMATE with runtime = kHostRuntimeBytes: the peak resident memory of a process on the CPU.
+MemoryEstimate with_host_runtime(MemoryEstimate estimate);
 
 // 1234567890 -> "1.2 GB" (decimal units: kB, MB, GB, TB, PB).
 std::string format_bytes(double bytes);

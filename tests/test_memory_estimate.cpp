@@ -1,15 +1,21 @@
-// The memory estimate: its parameter count against built models of every family, its activation and KV-cache
-// figures against sums worked by hand, its refusal line, and a refused run's peak RSS (nothing was allocated).
+// The memory estimate: its parameter count and parameter names against built models of every family, its
+// activation, KV-cache, LoRA, bf16-base and checkpointing figures against sums worked by hand, its refusal line, a
+// refused run's peak RSS (nothing was allocated), train --dry-run, and bench's measured peak RSS beside it.
 #include "tests/catch_compat.h"
 
+#include <cstring>
 #include <set>
 
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <map>
+
 #include "models/memory_estimate.h"
+#include "models/parameter_sizes.h"
 #include "models/registry.h"
+#include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 
@@ -86,6 +92,30 @@ TEST_CASE("memory estimate: parameters equal the built model's for every family 
     INFO(nlohmann::json(c).dump());
     const MemoryEstimate e = estimate_memory(c, training_workload(c, 2));
     CHECK(e.parameters == built_parameters(c));
+    CHECK(e.trainable == e.parameters);
+    // Names and sizes from the config alone equal the built module's; the projections are the blocks' linear
+    // weight matrices.
+    const AnyModel model = build_model(c);
+    std::map<std::string, int64_t> built, listed;
+    std::set<std::string> projections;
+    for (const auto& p : model.module()->named_parameters()) {
+      built[p.key()] = p.value().numel();
+      const std::string& n = p.key();
+      const bool in_block = n.rfind("h.", 0) == 0 || n.find(".h.") != std::string::npos;
+      for (const char* layer : {".c_attn.weight", ".c_proj.weight", ".c_fc.weight", ".c_fc_lin.weight", ".c_q.weight",
+                                ".c_kv.weight"}) {
+        if (in_block && n.size() > std::strlen(layer) && n.compare(n.size() - std::strlen(layer), std::string::npos, layer) == 0) {
+          projections.insert(n);
+        }
+      }
+    }
+    std::set<std::string> listed_projections;
+    for (const auto& s : parameter_sizes(c)) {
+      listed[s.name] = s.elements;
+      if (s.projection) listed_projections.insert(s.name);
+    }
+    CHECK(listed == built);
+    CHECK(listed_projections == projections);
     CHECK(e.weights == 4.0 * double(e.parameters));
     CHECK(e.gradients == e.weights);
     CHECK(e.optimizer == 2.0 * e.weights);
@@ -120,6 +150,95 @@ TEST_CASE("memory estimate: activations and KV cache match sums worked by hand",
   // The prompt pass (8 tokens x (attention 2 x 32 + 96 + 4 x 2 x 8 + 32, feed-forward 320, residual 32, logits
   // 2 x 99)) is larger than one cached step over 40 positions; per beam.
   CHECK(inference.activations == 3.0 * 8 * ((64 + 96 + 64 + 32) + 320 + 32 + 198) * 4);
+}
+
+TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worked by hand", "[memory]") {
+  // gpt, d 32, 4 heads, d_ff 128, 2 layers, vocab 99, context 16, no biases, tied head. Parameters: wte 99 x 32 +
+  // wpe 16 x 32 + 2 blocks x (ln_1 32 + c_attn 32 x 96 + c_proj 32 x 32 + ln_2 32 + c_fc 32 x 128 + c_proj 128 x 32)
+  // + ln_f 32. The projections are each block's four weight matrices.
+  const ModelConfig c = tiny(Arch::kGpt);
+  const double params = 99 * 32 + 16 * 32 + 2 * (32 + 3072 + 1024 + 32 + 4096 + 4096) + 32;
+  const double projections = 2 * (3072 + 1024 + 4096 + 4096);
+  Workload w;
+  w.sequences = 2;
+  w.length = 8;
+  const MemoryEstimate full = estimate_memory(c, w);
+  CHECK(double(full.parameters) == params);
+  CHECK(full.gradients == 4 * params);
+  CHECK(full.optimizer == 8 * params);
+
+  // LoRA rank 2 on q and v: per block q 2 x (32 in + 32 out) and v 2 x (32 + 32): 256 trained parameters per block.
+  w.plan.lora.rank = 2;
+  w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
+  w.plan.lora.dropout = 0;
+  const double adapters = 2 * 256;
+  MemoryEstimate lora = estimate_memory(c, w);
+  CHECK(lora.trainable == int64_t(adapters));
+  CHECK(lora.weights == 4 * (params + adapters));
+  CHECK(lora.gradients == 4 * adapters);
+  CHECK(lora.optimizer == 8 * adapters);
+  CHECK(lora_parameter_count(c, w.plan.lora) == int64_t(adapters));
+  // fp32 frozen projections keep what trained ones do (measured; see KeptInputs): the full fine-tune's 96 + 2 x 576
+  // + 297 per token, and each adapter its rank-2 middle.
+  CHECK(lora.activations == (96.0 + 2 * (576 + 2 + 2) + 297) * 16 * 4);
+  // With dropout, each adapter also keeps its mask and its dropped 32-wide input.
+  w.plan.lora.dropout = 0.05;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * (576 + 2 * (2 + 64)) + 297) * 16 * 4);
+  w.plan.lora.dropout = 0;
+  // bf16 projections keep only their weights: per block ln_1 in 32 and out 32 (the adapters read it), q k v 96,
+  // scores 64, no heads' output (c_proj is frozen), ln_2 in 32 but not out, c_fc's 128 (GELU keeps it) but not
+  // GELU's output; the fp32 head still reads the final norm's output.
+  w.plan.bf16_base = true;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 + 2) + 297) * 16 * 4);
+  // Adapters on o and down keep the heads' output (32) and GELU's output (128) as well.
+  w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue, LoraTarget::kOutput, LoraTarget::kDown};
+  CHECK(estimate_memory(c, w).activations ==
+        (96.0 + 2 * ((32 + 32 + 96 + 64 + 32) + (32 + 128 + 128) + 4 * 2) + 297) * 16 * 4);
+  w.plan.bf16_base = false;
+  w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
+
+  // --trainable ln_: the norms (ln_1, ln_2 per block, ln_f: 5 x 32) train beside the adapters; a bf16 base stores
+  // the other projection weights in 2 bytes.
+  w.plan.trainable = {"ln_"};
+  w.plan.bf16_base = true;
+  lora = estimate_memory(c, w);
+  CHECK(lora.trainable == int64_t(adapters + 5 * 32));
+  // (and one projection, the largest, 4096, widened to fp32 while its product runs)
+  CHECK(lora.weights == 4 * (params - projections + adapters + 4096) + 2 * projections);
+  CHECK(lora.optimizer == 8 * (adapters + 5 * 32));
+  w.plan = {};
+
+  // Checkpointing every block: each keeps its 32-wide input, and one block's 576 are live during its recompute.
+  w.plan.checkpoint_every = 1;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * 32 + 576 + 297) * 16 * 4);
+  // Every second block (block 0): block 1 keeps its 576, block 0 its input, plus one recompute.
+  w.plan.checkpoint_every = 2;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 576 + 32 + 576 + 297) * 16 * 4);
+  CHECK(checkpointed_blocks(22, 1) == 22);
+  CHECK(checkpointed_blocks(22, 4) == 6);  // blocks 0, 4, 8, 12, 16, 20
+  CHECK(checkpointed_blocks(22, 0) == 0);
+  w.plan = {};
+
+  // lmzoo's fused CPU kernels: attention keeps [q; k; v] (96) and the probabilities, 4 heads x 12 positions padded
+  // to 16; the cross-entropy keeps the logits and makes their gradient (2 x 99). 12 tokens, 2 rows.
+  w.length = 12;
+  w.fused_cpu_kernels = true;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * ((64 + 96 + 4 * 16 + 32) + 320) + 198) * 24 * 4);
+  w.fused_cpu_kernels = false;
+  CHECK(estimate_memory(c, w).activations == (96.0 + 2 * ((64 + 96 + 2 * 4 * 12 + 32) + 320) + 297) * 24 * 4);
+
+  // A bert classifier under LoRA trains its head (32 x 3 + 3) beside the adapters.
+  ModelConfig classifier = tiny(Arch::kBert);
+  classifier.labels = {"neg", "pos", "mixed"};
+  Workload wc = training_workload(classifier, 2);
+  wc.plan.lora.rank = 2;
+  wc.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
+  CHECK(estimate_memory(classifier, wc).trainable == 2 * 256 + 32 * 3 + 3);
+
+  // The runtime part is the measured constant, and counts in the total.
+  const MemoryEstimate host = with_host_runtime(full);
+  CHECK(host.runtime == kHostRuntimeBytes);
+  CHECK(host.total() == full.total() + kHostRuntimeBytes);
 }
 
 TEST_CASE("memory estimate: the refusal line gives the total, its parts and the memory there is", "[memory]") {
@@ -157,4 +276,73 @@ TEST_CASE("memory estimate: a model past the machine is refused before anything 
                                   << need.describe());
   // The refused run reads its data's manifest and tokenizer, nothing near one layer's 3.2 GB of weights.
   CHECK(refused < baseline + 200'000'000);
+}
+
+TEST_CASE("memory estimate: train --dry-run prints the parts and the total and writes nothing", "[memory][cli]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir tmp;
+  const std::string shape = " --n-layer 2 --d-model 32 --n-head 4 --seq-len 16 --batch-size 2 --device cpu";
+  auto dry_run = [&](const std::string& flags) {  // an --init run takes its shape from the checkpoint
+    const bool init = flags.find("--init") != std::string::npos;
+    auto r = run_cli("train --data " + f.data_dir + (init ? " --batch-size 2 --device cpu" : shape) + " " + flags +
+                     " --dry-run");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = last_json_line(r.out);
+    double sum = 0;
+    for (const auto& [name, bytes] : j["predicted_parts"].items()) {
+      sum += bytes.get<double>();
+      if (bytes.get<double>() > 0) CHECK(r.out.find(name) != std::string::npos);  // one line per part
+    }
+    CHECK(j["predicted_peak_bytes"].get<double>() == Approx(sum));
+    CHECK(r.out.find("\ntotal") != std::string::npos);
+    return j;
+  };
+  const std::string run_dir = tmp / "run";
+  const auto full = dry_run("--out " + run_dir);
+  CHECK(!std::filesystem::exists(run_dir));
+  CHECK(full["trainable_parameters"] == full["parameters"]);
+  const auto checkpointed = dry_run("--activation-checkpointing blocks");  // no --out needed
+  CHECK(checkpointed["predicted_parts"]["activations"].get<double>() <
+        full["predicted_parts"]["activations"].get<double>());
+  // LoRA adapts an --init checkpoint: 2 blocks x (q 2 x (32 + 32) + v 2 x (32 + 32)) adapters train.
+  REQUIRE(run_cli("train --data " + f.data_dir + shape + " --steps 1 --out " + tmp / "base").exit_code == 0);
+  const auto lora = dry_run("--init " + tmp / "base" + " --lora-rank 2 --lora-targets q,v --out " + tmp / "lora");
+  CHECK(lora["trainable_parameters"] == 2 * 256);
+  CHECK(lora["parameters"] == full["parameters"]);
+  CHECK(!std::filesystem::exists(tmp / "lora"));
+  // A setting outside its set is a flag error.
+  check_user_error(run_cli("train --data " + f.data_dir + " --activation-checkpointing sometimes --dry-run"),
+                   "--activation-checkpointing must be none, blocks or every-N");
+}
+
+TEST_CASE("bench: peak RSS beside the prediction, both growing with the batch", "[bench][cli]") {
+  // gpt-nano (4 layers, d 128, context 64) on random tokens over 2000 ids. Batch 48 keeps about 150 MB more
+  // activations and logits than batch 2: well above the runtime's noise.
+  auto bench = [](int64_t batch) {
+    auto r = run_cli("bench --vocab-size 2000 --steps 3 --skip 1 --threads 1 --json --batch-size " + std::to_string(batch));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return last_json_line(r.out);
+  };
+  const auto small = bench(2), large = bench(48);
+  CHECK(small["data"] == "random tokens");
+  for (const auto& j : {small, large}) {
+    const double measured = j["peak_rss_bytes"].get<double>(), predicted = j["predicted_peak_bytes"].get<double>();
+    INFO("measured " << measured << ", predicted " << predicted);
+    CHECK(measured > 0);
+    CHECK(predicted > 0.5 * measured);
+    CHECK(predicted < 2.0 * measured);
+  }
+  const double grew = large["peak_rss_bytes"].get<double>() - small["peak_rss_bytes"].get<double>();
+  const double predicted_growth = large["predicted_peak_bytes"].get<double>() - small["predicted_peak_bytes"].get<double>();
+  INFO("measured growth " << grew << ", predicted growth " << predicted_growth);
+  CHECK(predicted_growth > 100e6);
+  CHECK(grew > 0.5 * predicted_growth);
+  CHECK(grew < 2.0 * predicted_growth);
+  // Without --data a preset that takes its vocabulary from a tokenizer needs --vocab-size; bert trains on data.
+  check_user_error(run_cli("bench --steps 3 --skip 1"), "--vocab-size");
+  check_user_error(run_cli("bench --preset bert-tiny --steps 3 --skip 1"), "needs --data");
+  check_user_error(run_cli("bench --vocab-size 99 --steps 3 --skip 1 --lora-rank 2 --lora-targets q,x"),
+                   "unknown part 'x'");
 }

@@ -54,6 +54,31 @@ std::string unparsed_flag(cxxopts::Options& options, const std::string& message,
   return first;
 }
 
+// A flag's default, shown in --help and taken when the flag is absent.
+template <typename T>
+std::shared_ptr<cxxopts::Value> value_with_default(const T& value) {
+  if constexpr (std::is_enum_v<T>) {
+    return cxxopts::value<std::string>()->default_value(default_text(value));
+  } else {
+    return cxxopts::value<T>()->default_value(default_text(value));
+  }
+}
+
+// A training flag's value: kValue shows the field's default in --help; kOptional booleans take an implicit
+// "true" (--tf32, --tf32=false); kSwitch takes no value.
+template <typename T>
+std::shared_ptr<cxxopts::Value> train_flag_value(TrainFlagKind kind, const T& default_value) {
+  if (kind == TrainFlagKind::kSwitch) return cxxopts::value<bool>();
+  if (kind == TrainFlagKind::kValue) return value_with_default(default_value);
+  if constexpr (std::is_same_v<T, bool>) {
+    return cxxopts::value<bool>()->implicit_value("true");
+  } else if constexpr (std::is_enum_v<T>) {
+    return cxxopts::value<std::string>();
+  } else {
+    return cxxopts::value<T>();
+  }
+}
+
 }  // namespace
 
 bool parse_or_help(cxxopts::Options& options, int argc, char** argv, cxxopts::ParseResult& result,
@@ -109,6 +134,41 @@ void require_utf8_option(const cxxopts::ParseResult& result, const std::string& 
   const std::string value = result[name].as<std::string>();
   const size_t at = find_invalid_utf8(value);
   if (at != std::string::npos) throw UsageError(utf8_error(value, at, "--" + name));
+}
+
+void add_train_field_options(cxxopts::Options& options, const std::string& group) {
+  const TrainConfig defaults;
+  auto add = options.add_options(group);
+#define LMZOO_TRAIN_FIELD_OPTION(type, name, default_value, flag, flag_kind, field_group, resumable, help) \
+  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && group == field_group) {                         \
+    if (TrainFlagKind::flag_kind == TrainFlagKind::kSwitch) {                                             \
+      add(flag, help);                                                                                     \
+    } else {                                                                                               \
+      add(flag, help, train_flag_value(TrainFlagKind::flag_kind, defaults.name));                         \
+    }                                                                                                      \
+  }
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_OPTION)
+#undef LMZOO_TRAIN_FIELD_OPTION
+}
+
+void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
+  auto set = [&](const char* flag, TrainFlagKind kind, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if (kind == TrainFlagKind::kNone) return;  // set from --objective, --data, ... by the caller
+    const bool given = r.count(flag) > 0;
+    if (!given && (only_given || kind == TrainFlagKind::kOptional)) return;
+    if constexpr (std::is_same_v<Field, bool>) {
+      field = kind == TrainFlagKind::kSwitch ? given : r[flag].as<bool>();
+    } else if constexpr (std::is_enum_v<Field>) {
+      field = enum_option<Field>(r, flag);
+    } else {
+      field = r[flag].as<Field>();
+    }
+  };
+#define LMZOO_APPLY_TRAIN_FLAG(type, name, default_value, flag, flag_kind, group, resumable, help) \
+  set(flag, TrainFlagKind::flag_kind, t.name);
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_APPLY_TRAIN_FLAG)
+#undef LMZOO_APPLY_TRAIN_FLAG
 }
 
 }  // namespace lmzoo::cli

@@ -15,6 +15,7 @@
 #include "train/checkpoint.h"
 #include "train/run_inputs.h"  // open_checkpoint, check_same_tokenizer
 #include "train/session.h"     // require_inference_fits
+#include "train/train_config.h"
 
 namespace lmzoo::cli {
 
@@ -54,6 +55,13 @@ void override_from(const cxxopts::ParseResult& result, const std::string& name, 
     field = result[name].template as<T>();
   }
 }
+
+// Adds the flags of the TrainConfig fields of GROUP (train/train_fields.h), in the table's order, with the table's
+// help and defaults: lmzoo train's training groups, and the "Fine-tuning and memory" group lmzoo bench shares.
+void add_train_field_options(cxxopts::Options& options, const std::string& group);
+// Training flags override the config T: every field with a flag (absent ones: their defaults, as for a new run),
+// or with ONLY_GIVEN just the flags given (on resume, or a command that has only some of the flags).
+void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given);
 
 // A default value as --help shows it ("0.001", "cosine", "12").
 template <typename T>

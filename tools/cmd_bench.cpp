@@ -1,6 +1,7 @@
-// lmzoo bench: training speed of any preset with its family's default objective on prepared data (median ms/iter,
-// tokens/s, MFU, peak GPU memory), the peak FLOP/s from a GEMM on the same device in the same process.
-// Defaults: nanoGPT's CPU "baby".
+// lmzoo bench: training speed of any preset with its family's default objective on prepared data, or of a gpt on
+// seeded random tokens (median ms/iter, tokens/s, MFU; peak RSS on the CPU, peak GPU memory on CUDA, each beside
+// the memory estimate's prediction), the peak FLOP/s from a GEMM on the same device in the same process, with
+// train's fine-tuning and memory switches. Defaults: nanoGPT's CPU "baby".
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
@@ -22,6 +23,7 @@
 #include "train/device_peak.h"
 #include "train/run_device.h"
 #include "train/trainer.h"
+#include "train/training_memory.h"
 
 namespace lmzoo::cli {
 
@@ -36,9 +38,15 @@ cxxopts::Options bench_options() {
   cxxopts::Options options("lmzoo bench",
                            "Training-speed benchmark of any preset with its default objective (gpt: causal, bert: mlm, t5: span). "
                            "Defaults are nanoGPT's CPU baby run: gpt-nano, batch 12, "
-                           "AdamW lr 1e-3 cosine to 1e-4, warmup 100, betas (0.9, 0.99), wd 0.1, clip 1.0.");
+                           "AdamW lr 1e-3 cosine to 1e-4, warmup 100, betas (0.9, 0.99), wd 0.1, clip 1.0. "
+                           "The fine-tuning and memory switches are train's; with --lora-rank the preset's "
+                           "randomly initialised model is the frozen base. Reports the peak resident memory (CUDA: "
+                           "the peak allocated) beside the memory estimate's prediction.");
   options.add_options()
-      ("data", "prepared data directory (e.g. a char-level tokenizer's shards)", cxxopts::value<std::string>())
+      ("data", "prepared data directory (e.g. a char-level tokenizer's shards); without it a gpt preset trains on "
+               "seeded random token ids over its vocabulary", cxxopts::value<std::string>())
+      ("vocab-size", "without --data: the random tokens' vocabulary (default: the preset's; needed for a preset that "
+                     "takes its vocabulary from a tokenizer, e.g. gpt-nano)", cxxopts::value<int64_t>())
       ("preset", "model preset", cxxopts::value<std::string>()->default_value("gpt-nano"))
       ("steps", "iterations to run", cxxopts::value<int64_t>()->default_value("60"))
       ("skip", "first iterations left out of the timing", cxxopts::value<int64_t>()->default_value("10"))
@@ -52,24 +60,51 @@ cxxopts::Options bench_options() {
       ("threads", "intra-op CPU threads", cxxopts::value<int>())
       ("profile", "write a Chrome trace of every ATen op in the run (autograd profiler) to this file",
        cxxopts::value<std::string>())
+      ("dry-run", "print the predicted peak memory of this run by part and exit without running it")
       ("json", "print only the JSON result line");
+  add_train_field_options(options, "Fine-tuning and memory");
   return options;
 }
 
-// The run bench times: the preset on --data with nanoGPT's baby-run hyperparameters, writing nothing.
-TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
-  TrainRequest request;
-  request.train.data_dir = r["data"].as<std::string>();
-  const Tokenizer tokenizer = Tokenizer::load(request.train.data_dir);
-  request.tokenizer_model = tokenizer.serialized();
+// The model bench trains: the preset's, its vocabulary the data's tokenizer's or (random tokens) the preset's or
+// --vocab-size.
+void set_model(const cxxopts::ParseResult& r, TrainRequest& request) {
   request.model = find_preset(r["preset"].as<std::string>()).config;
-  request.model.vocab_size = tokenizer.vocab_size();
+  if (r.count("data")) {
+    if (r.count("vocab-size")) throw UsageError("--vocab-size is for a run without --data (the data's tokenizer sets it)");
+    const Tokenizer tokenizer = Tokenizer::load(r["data"].as<std::string>());
+    request.tokenizer_model = tokenizer.serialized();
+    request.model.vocab_size = tokenizer.vocab_size();
+  } else {
+    if (request.model.arch != Arch::kGpt) {
+      throw UsageError("without --data bench trains a gpt on random tokens; the " + enum_name(request.model.arch) +
+                       " preset " + r["preset"].as<std::string>() + " needs --data");
+    }
+    if (r.count("vocab-size")) request.model.vocab_size = r["vocab-size"].as<int64_t>();
+    if (request.model.vocab_size <= 0) {
+      throw UsageError("the preset " + r["preset"].as<std::string>() +
+                       " takes its vocabulary from a tokenizer: give --data or --vocab-size");
+    }
+    request.random_tokens = true;
+  }
   if (r.count("seq-len")) request.model.max_seq_len = r["seq-len"].as<int64_t>();
   request.model.dropout = 0.0;  // timings without dropout, as nanoGPT's and HF's benchmarks run
-  const std::string data_dir = request.train.data_dir;
+  try {
+    request.model.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The run bench times: the preset on --data (or random tokens) with nanoGPT's baby-run hyperparameters and the
+// fine-tuning and memory flags given, writing nothing.
+TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
+  TrainRequest request;
+  set_model(r, request);
   request.train = bench_defaults(steps);  // the cosine schedule spans the whole run
   TrainConfig& t = request.train;
-  t.data_dir = data_dir;
+  apply_training_flags(r, t, /*only_given=*/true);  // the "Fine-tuning and memory" group; bench's own below
+  if (r.count("data")) t.data_dir = r["data"].as<std::string>();
   t.objective = default_objective(request.model.arch, /*pairs_data=*/false);
   t.batch_size = r["batch-size"].as<int64_t>();
   t.eval_iters = std::max<int64_t>(1, r["eval-iters"].as<int64_t>());
@@ -125,7 +160,9 @@ struct BenchFigures {
   double tokens_per_s = 0;
   double flops_per_token = 0;
   double peak = 0;            // GEMM FLOP/s: the higher of the measurements before and after the run
-  int64_t peak_memory = 0;
+  int64_t peak_memory = 0;    // CUDA: most bytes allocated to tensors at once
+  int64_t peak_rss = 0;       // the process's peak resident memory
+  MemoryEstimate predicted;   // the estimate of the run's peak: RSS on the CPU, allocated bytes on CUDA
 };
 
 BenchFigures measure(const BenchRun& run, const TrainRequest& request, const torch::Device& device, int64_t skip) {
@@ -137,12 +174,22 @@ BenchFigures measure(const BenchRun& run, const TrainRequest& request, const tor
   f.flops_per_token = model_flops_per_token(request.model);
   f.peak = std::max(run.peak_before, measure_peak_flops(device, request.train.precision));
   f.peak_memory = peak_device_memory_bytes(device);
+  f.peak_rss = peak_host_memory_bytes();
+  f.predicted = estimate_training_run(request.model, request.train, device);
   return f;
 }
 
+// The estimate's parts by name, in bytes.
+nlohmann::json predicted_parts(const MemoryEstimate& e) {
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& [name, bytes] : e.parts()) parts[name] = bytes;
+  return parts;
+}
+
 // The JSON result line.
-nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainConfig& t, const torch::Device& device,
+nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& request, const torch::Device& device,
                           const TrainResult& result, const BenchFigures& f) {
+  const TrainConfig& t = request.train;
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   nlohmann::json out = {{"preset", r["preset"].as<std::string>()},
                         {"objective", t.objective},
@@ -154,6 +201,19 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainConfig& t, c
                         {"mfu", f.flops_per_token * f.tokens_per_s / f.peak},
                         {"peak_gemm_gflops", f.peak / 1e9},
                         {"peak_memory_bytes", f.peak_memory},
+                        {"peak_rss_bytes", f.peak_rss},
+                        {"predicted_peak_bytes", f.predicted.total()},
+                        {"trainable_parameters", result.trainable_parameters},
+                        {"parameter_bytes", result.parameter_bytes},
+                        {"predicted_trainable_parameters", f.predicted.trainable},
+                        {"predicted_parts", predicted_parts(f.predicted)},
+                        {"data", t.data_dir.empty() ? "random tokens" : t.data_dir},
+                        {"batch_size", t.batch_size},
+                        {"seq_len", request.model.max_seq_len},
+                        {"lora_rank", t.lora_rank},
+                        {"lora_targets", t.lora_rank > 0 ? t.lora_targets : ""},
+                        {"base_precision", enum_name(t.base_precision)},
+                        {"activation_checkpointing", t.activation_checkpointing},
                         {"model_gflops_per_s", f.flops_per_token * f.tokens_per_s / 1e9},
                         {"iters_timed", int64_t(f.timed.size())},
                         {"threads", torch::get_num_threads()},
@@ -171,8 +231,14 @@ void print_summary(const cxxopts::ParseResult& r, const TrainConfig& t, const to
               r["preset"].as<std::string>().c_str(), enum_name(t.objective).c_str(), device.str().c_str(),
               enum_name(t.precision).c_str(), f.ms, f.timed.size(), f.tokens_per_s,
               100.0 * f.flops_per_token * f.tokens_per_s / f.peak, f.peak / 1e9, enum_name(t.precision).c_str());
-  if (device.is_cuda()) std::printf(", peak memory %.2f GiB\n", f.peak_memory / 1073741824.0);
-  else std::printf(" (%d threads, OPENBLAS_CORETYPE=%s)\n", torch::get_num_threads(), coretype ? coretype : "(unset)");
+  if (device.is_cuda()) {
+    std::printf(", peak memory %.2f GiB (predicted %.2f GiB)\n", f.peak_memory / 1073741824.0,
+                f.predicted.total() / 1073741824.0);
+  } else {
+    std::printf(" (%d threads, OPENBLAS_CORETYPE=%s), peak RSS %.2f GiB (predicted %.2f GiB)\n",
+                torch::get_num_threads(), coretype ? coretype : "(unset)", f.peak_rss / 1073741824.0,
+                f.predicted.total() / 1073741824.0);
+  }
 }
 
 }  // namespace
@@ -182,22 +248,37 @@ int run_bench(int argc, char** argv) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
-  require_option(r, "data");
   const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
   if (skip < 0) throw UsageError("--skip must be >= 0");
   if (steps <= skip) throw UsageError("--steps must be larger than --skip");
 
   const TrainRequest request = bench_request(r, steps);
   const TrainConfig& t = request.train;
+  t.validate();  // a LoRA or checkpointing setting outside its range: refused (exit 2) before anything runs
+  const torch::Device device = training_device(t, nullptr);
+  if (r.count("dry-run")) {
+    const MemoryEstimate estimate = estimate_training_run(request.model, t, device);
+    if (!r.count("json")) {
+      for (const std::string& line : memory_report_lines(estimate, request.model, t, device)) std::cout << line << "\n";
+    }
+    std::cout << nlohmann::json({{"dry_run", true},
+                                 {"preset", r["preset"].as<std::string>()},
+                                 {"device", device.str()},
+                                 {"predicted_peak_bytes", estimate.total()},
+                                 {"predicted_trainable_parameters", estimate.trainable},
+                                 {"predicted_parts", predicted_parts(estimate)}})
+                     .dump()
+              << std::endl;
+    return 0;
+  }
   // The GEMM peak is measured before and after the run and the higher figure kept: a busy
   // machine can slow either measurement, never speed it up.
-  const torch::Device device = training_device(t, nullptr);
   configure_device_math(device, t.tf32);
   const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
   const BenchRun run = run_profiled(request, device, profile_path);
   if (run.result.interrupted) throw Interrupted("interrupted while benchmarking");
   const BenchFigures figures = measure(run, request, device, skip);
-  const nlohmann::json out = bench_json(r, t, device, run.result, figures);
+  const nlohmann::json out = bench_json(r, request, device, run.result, figures);
   if (!r.count("json")) print_summary(r, t, device, figures);
   std::cout << out.dump() << std::endl;
   return 0;

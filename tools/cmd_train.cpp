@@ -19,20 +19,11 @@
 #include "train/run_inputs.h"
 #include "train/run_setup.h"
 #include "train/run_training.h"
+#include "train/training_memory.h"
 
 namespace lmzoo::cli {
 
 namespace {
-
-// A flag's default, shown in --help and taken when the flag is absent.
-template <typename T>
-std::shared_ptr<cxxopts::Value> value_with_default(const T& value) {
-  if constexpr (std::is_enum_v<T>) {
-    return cxxopts::value<std::string>()->default_value(default_text(value));
-  } else {
-    return cxxopts::value<T>()->default_value(default_text(value));
-  }
-}
 
 // A model field's flag value: enums by their table names, booleans with an implicit "true" (--bias, --bias=false).
 template <typename T>
@@ -76,42 +67,13 @@ void add_data_options(cxxopts::Options& options) {
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
 }
 
-// A training flag's value: kValue shows the field's default in --help; kOptional booleans take an implicit
-// "true" (--tf32, --tf32=false); kSwitch takes no value.
-template <typename T>
-std::shared_ptr<cxxopts::Value> train_flag_value(TrainFlagKind kind, const T& default_value) {
-  if (kind == TrainFlagKind::kSwitch) return cxxopts::value<bool>();
-  if (kind == TrainFlagKind::kValue) return value_with_default(default_value);
-  if constexpr (std::is_same_v<T, bool>) {
-    return cxxopts::value<bool>()->implicit_value("true");
-  } else if constexpr (std::is_enum_v<T>) {
-    return cxxopts::value<std::string>();
-  } else {
-    return cxxopts::value<T>();
-  }
-}
-
-// The TrainConfig fields of GROUP that have a flag (train/train_fields.h), in the table's order.
-void add_train_field_options(cxxopts::Options& options, const std::string& group) {
-  const TrainConfig defaults;
-  auto add = options.add_options(group);
-#define LMZOO_TRAIN_FIELD_OPTION(type, name, default_value, flag, flag_kind, field_group, resumable, help) \
-  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && group == field_group) {                         \
-    if (TrainFlagKind::flag_kind == TrainFlagKind::kSwitch) {                                             \
-      add(flag, help);                                                                                     \
-    } else {                                                                                               \
-      add(flag, help, train_flag_value(TrainFlagKind::flag_kind, defaults.name));                         \
-    }                                                                                                      \
-  }
-  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_OPTION)
-#undef LMZOO_TRAIN_FIELD_OPTION
-}
-
 void add_training_options(cxxopts::Options& options) {
   add_train_field_options(options, "Masked LM");
   add_train_field_options(options, "Span corruption (t5)");
   add_train_field_options(options, "Training");
-  options.add_options("Training")("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>());
+  options.add_options("Training")("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>())
+      ("dry-run", "print the predicted peak memory of this run by part (weights, gradients, optimizer state, "
+                  "activations, runtime) and exit without training or writing anything (--out not needed)");
   add_train_field_options(options, "Fine-tuning and memory");
   options.add_options("Distributed (under torchrun)")
       ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
@@ -196,27 +158,6 @@ ModelConfig model_config_from_flags(const cxxopts::ParseResult& r, int64_t token
   apply_model_flags(r, model);
   model.validate();
   return model;
-}
-
-// Training flags override the config (defaults for a new run, the saved values on resume).
-void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
-  auto set = [&](const char* flag, TrainFlagKind kind, auto& field) {
-    using Field = std::decay_t<decltype(field)>;
-    if (kind == TrainFlagKind::kNone) return;  // set from --objective, --data, ... by the caller
-    const bool given = r.count(flag) > 0;
-    if (!given && (only_given || kind == TrainFlagKind::kOptional)) return;
-    if constexpr (std::is_same_v<Field, bool>) {
-      field = kind == TrainFlagKind::kSwitch ? given : r[flag].as<bool>();
-    } else if constexpr (std::is_enum_v<Field>) {
-      field = enum_option<Field>(r, flag);
-    } else {
-      field = r[flag].as<Field>();
-    }
-  };
-#define LMZOO_APPLY_TRAIN_FLAG(type, name, default_value, flag, flag_kind, group, resumable, help) \
-  set(flag, TrainFlagKind::flag_kind, t.name);
-  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_APPLY_TRAIN_FLAG)
-#undef LMZOO_APPLY_TRAIN_FLAG
 }
 
 // The objective-specific flags are refused under another objective rather than ignored (also on --resume,
@@ -380,10 +321,10 @@ void refuse_lora_flags_without_init(const cxxopts::ParseResult& r, bool has_init
 // A new run: its data, objective, model and tokenizer from the flags.
 TrainRequest new_run_from_flags(const cxxopts::ParseResult& r) {
   require_option(r, "data");
-  require_option(r, "out");
+  if (!r.count("dry-run")) require_option(r, "out");
   RunSpec spec;
   spec.train.data_dir = absolute_path(r["data"].as<std::string>());  // as the run stores it, and messages name it
-  spec.train.out_dir = r["out"].as<std::string>();
+  if (r.count("out")) spec.train.out_dir = r["out"].as<std::string>();
   apply_training_flags(r, spec.train, /*only_given=*/false);
   std::optional<CheckpointInfo> pretrained;
   if (has_init_checkpoint(r)) pretrained = open_checkpoint(r["init"].as<std::string>());
@@ -438,6 +379,30 @@ void print_result(const std::string& run_dir, const TrainResult& result) {
             << std::endl;
 }
 
+// --dry-run: the run the flags ask for, set up as far as its settings (no model, nothing written), and its
+// predicted peak memory on its device: one line per part, the total, then the figures as the JSON line.
+int dry_run(const cxxopts::ParseResult& r) {
+  const TrainRequest request = r.count("resume") ? resume_from_flags(r) : new_run_from_flags(r);
+  request.train.validate();  // as the run would: a setting outside its range ends here (exit 2)
+  request.model.validate();
+  const torch::Device device = training_device(request.train, nullptr);
+  const MemoryEstimate estimate = estimate_training_run(request.model, request.train, device);
+  for (const std::string& line : memory_report_lines(estimate, request.model, request.train, device)) {
+    std::cout << line << "\n";
+  }
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& [name, bytes] : estimate.parts()) parts[name] = bytes;
+  std::cout << nlohmann::json({{"dry_run", true},
+                               {"device", device.str()},
+                               {"parameters", estimate.parameters},
+                               {"trainable_parameters", estimate.trainable},
+                               {"predicted_peak_bytes", estimate.total()},
+                               {"predicted_parts", parts}})
+                   .dump()
+            << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -446,6 +411,7 @@ int run_train(int argc, char** argv) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
+  if (r.count("dry-run")) return dry_run(r);
 
   // Under torchrun the ranks join first; each setup step then succeeds on every rank or stops every rank.
   const std::unique_ptr<Communicator> ranks = join_ranks_if_launched(r);

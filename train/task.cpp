@@ -63,6 +63,44 @@ class CausalTask : public TrainingTask {
   int64_t val_batches_, tokens_;
 };
 
+// Causal LM on random tokens: row j of a batch is T + 1 ids drawn uniformly from the vocabulary by a generator
+// seeded with the row's own seed; inputs are its first T, targets its last T.
+class RandomTokenTask : public TrainingTask {
+ public:
+  RandomTokenTask(const ModelConfig& model, const TrainConfig& config, DataShard shard)
+      : vocab_(model.vocab_size), T_(model.max_seq_len), batch_size_(config.batch_size),
+        val_batches_(config.eval_iters), seed_(config.seed), shard_(shard) {}
+  TrainBatch train_batch(int64_t step, int64_t micro) const override {
+    std::vector<uint64_t> seeds;
+    for (int64_t j = 0; j < batch_size_; ++j) {
+      seeds.push_back(row_seed(seed_, step, global_row(shard_, micro, batch_size_, j)));
+    }
+    return rows(seeds);
+  }
+  int64_t val_batches() const override { return val_batches_; }
+  TrainBatch val_batch(int64_t i) const override {
+    std::vector<uint64_t> seeds;
+    for (int64_t j = 0; j < batch_size_; ++j) seeds.push_back(row_seed(mix_seed(seed_, kValSeedSalt), i, j));
+    return rows(seeds);
+  }
+  int64_t tokens_per_batch() const override { return batch_size_ * T_; }
+
+ private:
+  TrainBatch rows(const std::vector<uint64_t>& seeds) const {
+    auto ids = torch::empty({int64_t(seeds.size()), T_ + 1}, torch::kLong);  // (B, T + 1)
+    auto out = ids.accessor<int64_t, 2>();
+    std::uniform_int_distribution<int64_t> token(0, vocab_ - 1);
+    for (size_t j = 0; j < seeds.size(); ++j) {
+      std::mt19937_64 rng(seeds[j]);
+      for (int64_t t = 0; t <= T_; ++t) out[int64_t(j)][t] = token(rng);
+    }
+    return {ids.narrow(1, 0, T_).contiguous(), ids.narrow(1, 1, T_).contiguous(), {}, {}};  // (B, T) each
+  }
+  int64_t vocab_, T_, batch_size_, val_batches_;
+  uint64_t seed_;
+  DataShard shard_;
+};
+
 // Masked LM: framed windows of the train split with BERT's corruption; a fixed seeded val sample.
 class MlmTask : public TrainingTask {
  public:
@@ -368,6 +406,15 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
       return std::make_unique<Seq2SeqTask>(model, config, tokenizer.special(), shard);
   }
   throw std::logic_error("objective outside its table");
+}
+
+std::unique_ptr<TrainingTask> make_random_token_task(const ModelConfig& model, const TrainConfig& config,
+                                                     DataShard shard) {
+  if (model.arch != Arch::kGpt || config.objective != Objective::kCausal) {
+    throw std::invalid_argument("random-token batches train a gpt on the causal objective, not a '" +
+                                enum_name(model.arch) + "' model on '" + enum_name(config.objective) + "'");
+  }
+  return std::make_unique<RandomTokenTask>(model, config, shard);
 }
 
 int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum().item<int64_t>(); }

@@ -46,6 +46,12 @@ class TrainingTask {
 std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainConfig& config,
                                         const Tokenizer& tokenizer, DataShard shard = {});
 
+// Causal LM batches of seeded random token ids over [0, model.vocab_size) for a gpt (what lmzoo bench trains on
+// without data): each row drawn from its own row_seed, as the data's batches are; config.eval_iters validation
+// batches from a seed of their own. Throws std::invalid_argument for another arch or objective.
+std::unique_ptr<TrainingTask> make_random_token_task(const ModelConfig& model, const TrainConfig& config,
+                                                     DataShard shard = {});
+
 // The targets a batch scores (labels >= 0): what its mean loss is a mean over.
 int64_t scored_targets(const TrainBatch& batch);
 

@@ -31,6 +31,7 @@
 #include "train/schedule.h"
 #include "train/skip_monitor.h"
 #include "train/task.h"
+#include "train/training_memory.h"
 
 namespace lmzoo {
 
@@ -138,10 +139,11 @@ class TrainingRun {
   TrainResult result_;
 };
 
-// Refuses, before any batch or model exists, a run whose estimated peak (weights, gradients, AdamW moments, one
-// micro-batch's activations) exceeds the device's memory.
+// Refuses, before any batch or model exists, a run whose estimated peak (weights, gradients and AdamW moments of
+// what trains, one micro-batch's activations as checkpointing keeps them; on the CPU the runtime) exceeds the
+// device's memory.
 void require_run_fits(const ModelConfig& model, const TrainConfig& cfg, const torch::Device& device) {
-  const MemoryEstimate need = estimate_memory(model, training_workload(model, cfg.batch_size));
+  const MemoryEstimate need = estimate_training_run(model, cfg, device);
   require_fits(need, device_memory_capacity_bytes(device),
                "training " + std::to_string(need.parameters) + " parameters at batch " +
                    std::to_string(cfg.batch_size) + " x " + std::to_string(model.max_seq_len) + " tokens",
@@ -161,7 +163,9 @@ TrainingRun::TrainingRun(const TrainRequest& request, const torch::Device& devic
   result_.last_val_loss = std::nan("");
   require_run_fits(request.model, cfg_, device_);
   // Data: the task's seeded train batches (each rank its own rows), and its validation sample if the data has one.
-  task_ = make_task(request.model, cfg_, Tokenizer::from_serialized(request.tokenizer_model), shard_);
+  task_ = request.random_tokens
+              ? make_random_token_task(request.model, cfg_, shard_)
+              : make_task(request.model, cfg_, Tokenizer::from_serialized(request.tokenizer_model), shard_);
   has_val_ = task_->val_batches() > 0;
   build_model_and_optimizer();
   open_outputs();
@@ -307,6 +311,10 @@ TrainResult TrainingRun::run() {
   state_.elapsed_s = elapsed_before_ + seconds_since(run_start_);
   result_.state = state_;
   result_.peak_device_memory_bytes = peak_device_memory_bytes(device_);
+  for (const auto& p : module_->parameters()) {
+    if (p.requires_grad()) result_.trainable_parameters += p.numel();
+    result_.parameter_bytes += p.numel() * int64_t(p.element_size());
+  }
   return result_;
 }
 

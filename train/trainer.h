@@ -25,6 +25,7 @@ struct TrainRequest {
   bool show_progress = true;
   int64_t max_steps_this_call = 0;  // > 0: save last/ and return after this many steps
   bool synchronize_steps = false;   // wait for the GPU at the end of every step (per-step timings for bench)
+  bool random_tokens = false;       // train on seeded random token ids (make_random_token_task), not train.data_dir
   // Data-parallel ranks (null: one process). Every rank runs train_model with the same request; each trains on its
   // own rows of every step, gradients are summed over ranks, and only rank 0 writes and shows progress.
   Communicator* ranks = nullptr;
@@ -39,6 +40,8 @@ struct TrainResult {
   bool interrupted = false;      // stopped early (signal, max_steps_this_call or a callback) after saving last/
   bool stopped_by_callback = false;  // a callback asked for that early stop
   int64_t peak_device_memory_bytes = 0;  // CUDA: most bytes allocated to tensors at once (0 on a CPU)
+  int64_t trainable_parameters = 0;      // elements of the parameters that required gradients (tied ones once)
+  int64_t parameter_bytes = 0;           // bytes the parameters are stored in (tied ones once)
 };
 
 // Trains on DEVICE (training_device(): fp16 only on CUDA; with ranks, theirs). With write_outputs it writes to
