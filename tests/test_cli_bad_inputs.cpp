@@ -349,7 +349,7 @@ const std::vector<BadInput> kBadInputs = {
     {"presets --show nope", 2, "unknown preset 'nope'"},
     {"presets --frobnicate", 2, "frobnicate"},
     // bench
-    {"bench", 2, "--data is required"},
+    {"bench", 2, "takes its vocabulary from a tokenizer: give --data or --vocab-size"},
     {"bench --data {data} --skip -1", 2, "--skip must be >= 0"},
     {"bench --data {data} --threads 0", 2, "--threads must be at least 1"},
     {"bench --data {data} --preset nope", 2, "unknown preset 'nope'"},
