@@ -3,8 +3,22 @@
 #include "models/hf_config.h"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace lmzoo {
+
+nlohmann::json read_hf_json_file(const std::string& path, const std::string& missing) {
+  std::ifstream in(path);
+  if (!in) throw HfFormatError(missing);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception&) {
+    throw HfFormatError(path + " is not valid JSON");
+  }
+}
 
 namespace {
 

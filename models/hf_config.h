@@ -63,6 +63,10 @@ class HfConfigError : public HfFormatError {
   using HfFormatError::HfFormatError;
 };
 
+// The JSON in the file PATH (a config.json, adapter_config.json): HfFormatError(MISSING) when the file cannot be
+// read, HfFormatError "PATH is not valid JSON" when it does not parse.
+nlohmann::json read_hf_json_file(const std::string& path, const std::string& missing);
+
 struct HfModelDescription {
   HfArchitecture architecture;
   ModelConfig config;      // vocab_size = the embedding rows of the HF model (vocab_multiple 1)

@@ -39,10 +39,11 @@ bool fused_self_attention(const ModelConfig& c, const Workload& w) {
 }
 
 // Which projections' inputs the backward keeps. A trained weight needs its input for its gradient, and so does an
-// adapter on the projection (its dropout and lora_A read the same input). A frozen fp32 projection was measured to
-// keep as much as a trained one (lmzoo bench on gpt-nano: LoRA on q with every projection frozen peaks within 2% of
-// the same run with c_attn, c_proj and c_fc trainable, docs/benchmarks.md); a frozen bf16 one (--base-precision
-// bf16, low_precision_linear) keeps only its weight. A full fine-tune and inference: all of them.
+// adapter on the projection (its dropout and lora_A read the same input). A frozen projection keeps none where its
+// product is lmzoo's own autograd function: low_precision_linear (a bf16 base, any device) or fast_linear on the
+// fused CPU kernels (fp32; measured: LoRA r8 on q,v of GPT-2 at 2048 tokens peaks at 2.50 GiB of tensors, what
+// this rule predicts within 1%). Elsewhere (LibTorch's linear) a frozen fp32 projection is counted as a trained
+// one. A full fine-tune and inference: all of them.
 struct KeptInputs {
   bool qkv = true;   // self-attention's c_attn, cross-attention's c_q
   bool out = true;   // attention's c_proj
@@ -51,11 +52,12 @@ struct KeptInputs {
   bool head = true;  // the LM head: the final norm's output
 };
 
-// Under LoRA with a bf16 base: the projections with an adapter, or whose weight a --trainable part names (matched
-// against the names every block shares, e.g. "attn.c_attn.weight"); the head stays fp32.
-KeptInputs kept_inputs(const TrainingPlan& plan) {
+// Under LoRA with a bf16 base or the fused CPU kernels: the projections with an adapter, or whose weight a
+// --trainable part names (matched against the names every block shares, e.g. "attn.c_attn.weight"); the head
+// stays fp32.
+KeptInputs kept_inputs(const TrainingPlan& plan, bool fused_cpu_kernels) {
   KeptInputs k;
-  if (!plan.lora.enabled() || !plan.bf16_base) return k;
+  if (!plan.lora.enabled() || !(plan.bf16_base || fused_cpu_kernels)) return k;
   auto named = [&](const std::string& name) {
     for (const auto& part : plan.trainable) {
       if (!part.empty() && name.find(part) != std::string::npos) return true;
@@ -160,24 +162,29 @@ AdapterFigures block_adapters(const ModelConfig& c, const LoraSettings& lora, bo
   return out;
 }
 
-// Elements per token a stack of LAYERS blocks keeps, each block keeping BLOCK in full unless checkpointed: then its
-// input (d), and one block's BLOCK again while its recompute runs in the backward.
+// Elements per token a stack of LAYERS blocks keeps through the forward, each block keeping BLOCK in full unless
+// checkpointed: then its input (d) alone.
 double stack_blocks(const ModelConfig& c, double layers, double block, int64_t every) {
   const double kept_inputs = double(checkpointed_blocks(int64_t(layers), every));
-  return (layers - kept_inputs) * block + kept_inputs * double(c.d_model) + (kept_inputs > 0 ? block : 0.0);
+  return (layers - kept_inputs) * block + kept_inputs * double(c.d_model);
 }
 
-// Training: what every block keeps for the backward, over the whole batch.
-double training_activation_elements(const ModelConfig& c, const Workload& w) {
+}  // namespace
+
+TrainingActivations training_activations(const ModelConfig& c, const Workload& w) {
   const double rows = double(w.sequences), T = double(w.length);
   const int64_t every = w.plan.checkpoint_every;
-  const KeptInputs k = kept_inputs(w.plan);
-  const double predicted = rows * T * (bert_head_part(c) + logits_part(c, w));
+  const KeptInputs k = kept_inputs(w.plan, w.fused_cpu_kernels);
+  const double logits = rows * T * (bert_head_part(c) + logits_part(c, w));
   const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
+  TrainingActivations a;
   if (c.arch != Arch::kT5) {
-    const double block =
+    const double block =  // per token
         self_attention_part(c, T, fused_self_attention(c, w), k) + feed_forward_part(c, k) + encoder_adapters;
-    return rows * T * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), block, every)) + predicted;
+    const double kept = rows * T * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), block, every));
+    a.at_start = kept + std::max(logits, every > 0 ? rows * T * block : 0.0);
+    a.at_end = rows * T * (stack_ends(c, k) + block);
+    return a;
   }
   const double Te = double(w.encoder_length), dec_layers = double(c.decoder_layers());
   const double encoder_block = self_attention_part(c, Te, false, k) + feed_forward_part(c, k) + encoder_adapters;
@@ -186,8 +193,13 @@ double training_activation_elements(const ModelConfig& c, const Workload& w) {
   const double encoder = rows * Te * (stack_ends(c, k) + stack_blocks(c, double(c.n_layer), encoder_block, every));
   const double decoder = rows * T * (stack_ends(c, k) + stack_blocks(c, dec_layers, decoder_block, every));
   const double encoder_kv = rows * Te * dec_layers * 2.0 * double(c.kv_dim());  // each decoder layer's c_kv
-  return encoder + decoder + encoder_kv + predicted;
+  const double recompute = every > 0 ? std::max(rows * Te * encoder_block, rows * T * decoder_block) : 0.0;
+  a.at_start = encoder + decoder + encoder_kv + std::max(logits, recompute);
+  a.at_end = rows * Te * (stack_ends(c, k) + encoder_block);  // the decoder's tensors, c_kv's too, are gone
+  return a;
 }
+
+namespace {
 
 // Inference: one block's tensors at a time, the residual stream beside them, and the pass's logits.
 double inference_activation_elements(const ModelConfig& c, const Workload& w) {
@@ -237,6 +249,7 @@ std::string MemoryEstimate::describe() const {
   for (const auto& [name, bytes] : parts()) {
     if (bytes > 0) text += (text.empty() ? "" : ", ") + name + " " + format_bytes(bytes);
   }
+  if (loading > running()) text += "; the fp32 weights while loading, " + format_bytes(loading) + ", are the peak";
   return format_bytes(total()) + " (" + text + ")";
 }
 
@@ -286,15 +299,38 @@ void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryE
   e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters + widest) + 2.0 * bf16_elements;
 }
 
+// Elements of the LM head's weight gradient where that weight trains (a full fine-tune, or a --trainable part naming
+// it): the first gradient the backward makes, held until the end, where a tied embedding's own is added to it.
+// 0 for a classifier (its head is small) and under LoRA otherwise.
+double head_gradient_elements(const ModelConfig& c, const TrainingPlan& plan) {
+  if (!c.labels.empty()) return 0.0;
+  std::string head = c.tie_embeddings ? "wte.weight" : "lm_head.weight";
+  if (c.arch == Arch::kBert) head = c.tie_embeddings ? "word_embeddings.weight" : "mlm_decoder.weight";
+  if (c.arch == Arch::kT5 && c.tie_embeddings) head = "shared.weight";
+  for (const auto& s : parameter_sizes(c)) {
+    const bool is_head = s.name.size() >= head.size() && s.name.compare(s.name.size() - head.size(), head.size(), head) == 0;
+    if (is_head) return !plan.lora.enabled() || elements_named({s}, plan.trainable) > 0 ? double(s.elements) : 0.0;
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const ModelConfig& config, const Workload& workload) {
   MemoryEstimate e = estimate_weights(config);
+  e.loading = e.weights;  // built (or read from model.pt) in fp32 before any lowering
   if (workload.use == MemoryUse::kTraining) {
     training_parameters(config, workload.plan, e);
-    e.gradients = kBytesPerElement * double(e.trainable);
     e.optimizer = 2.0 * kBytesPerElement * double(e.trainable);
-    e.activations = kBytesPerElement * training_activation_elements(config, workload);
+    // The gradients are set to none before each step; the peak is the larger of the backward's start (every kept
+    // activation and the head's gradient) and its end (every gradient, a tied embedding's second one as it is
+    // added, and the first block's activations).
+    const TrainingActivations a = training_activations(config, workload);
+    const double head = head_gradient_elements(config, workload.plan);
+    const double at_end = double(e.trainable) + (config.tie_embeddings ? head : 0.0);
+    const bool start_peaks = a.at_start + head >= a.at_end + at_end;
+    e.activations = kBytesPerElement * (start_peaks ? a.at_start : a.at_end);
+    e.gradients = kBytesPerElement * (start_peaks ? head : at_end);
   } else {
     e.activations = kBytesPerElement * inference_activation_elements(config, workload);
     e.kv_cache = kBytesPerElement * kv_cache_elements(config, workload);

@@ -9,20 +9,28 @@
 //   refused by ModelConfig::validate() before any estimate), and each part is >= 0 and finite.
 // - weights = 4 bytes per parameter (fp32 storage; bf16 autocast keeps fp32 weights and only lowers activations,
 //   so the fp32 figure bounds it), the frozen projection weights at 2 under a bf16 base, plus the adapters.
-//   gradients (4 per trainable parameter) and optimizer (AdamW's exp_avg and exp_avg_sq, 8 per trainable
-//   parameter) are 0 for inference.
-// - activations, training: every tensor autograd keeps for the backward, summed over all blocks (plain attention
+//   optimizer: AdamW's exp_avg and exp_avg_sq, 8 bytes per trainable parameter. Training peaks either when the
+//   backward starts or when it ends (gradients are set to none before each step), and gradients and activations
+//   are what is live at the larger of the two:
+//   start: activations = every tensor autograd keeps for the backward, summed over all blocks (plain attention
 //   with its T x S scores and probabilities materialised; lmzoo's fused CPU attention keeps the probabilities
-//   only, CUDA's fused kernels neither), plus the logits and their gradient (plain ops: also the log-softmax).
-//   A checkpointed block keeps only its input, and one block's full activations are live again during its
-//   recompute. LoRA adapters keep their rank-wide middle and, with dropout, the mask and the dropped input.
-//   Inference: the largest one block's transient tensors plus the logits, as nothing is kept between blocks.
+//   only, CUDA's fused kernels neither), plus the logits and their gradient (plain ops: also the log-softmax);
+//   a checkpointed block keeps only its input, and one block's full set is live again while it is recomputed
+//   (after the logits are gone: the larger of the two counts); LoRA adapters keep their rank-wide middle and, with
+//   dropout, the mask and the dropped input. gradients = the LM head's, where it trains (the first one made).
+//   end: gradients = 4 bytes per trainable parameter, and a tied head's second (the embedding's, as it is added);
+//   activations = the first block's full set. Gradients and optimizer are 0 for inference.
+// - activations, inference: the largest one block's transient tensors plus the logits, as nothing is kept between blocks.
 // - kv_cache: inference only: keys and values of every decoder layer for the whole context of every sequence
 //   (beam), and for t5 the cross-attention keys and values of the encoder output.
 // - runtime: a host process's own memory beside the tensors (with_host_runtime: LibTorch's code and data, the
 //   allocator's pools), measured; 0 otherwise.
-// - total() is the sum of the parts: the peak the run's tensors reach, plus runtime where it is set.
+// - loading: every parameter in fp32 (4 bytes each), as the model is built or its checkpoint read, before a bf16
+//   base is lowered; more than the sum of the parts above only under a bf16 base.
+// - total() is the peak the run's tensors reach: the sum of the parts, or loading where that is more, plus runtime
+//   where it is set.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -42,11 +50,15 @@ struct MemoryEstimate {
   double activations = 0;
   double kv_cache = 0;
   double runtime = 0;
+  double loading = 0;
 
-  double total() const { return weights + gradients + optimizer + activations + kv_cache + runtime; }
+  // weights + gradients + optimizer + activations + kv_cache: what the run holds once it runs.
+  double running() const { return weights + gradients + optimizer + activations + kv_cache; }
+  double total() const { return std::max(running(), loading) + runtime; }
   // The parts by name in a fixed order: weights, gradients, optimizer, activations, kv cache, runtime.
   std::vector<std::pair<std::string, double>> parts() const;
-  // "412.3 GB (weights 100 GB, gradients 100 GB, optimizer 200 GB, activations 12.3 GB)": the non-zero parts.
+  // "412.3 GB (weights 100 GB, gradients 100 GB, optimizer 200 GB, activations 12.3 GB)": the non-zero parts, and
+  // the loading figure where it is the peak.
   std::string describe() const;
 };
 
@@ -86,6 +98,15 @@ Workload training_workload(const ModelConfig& config, int64_t batch);
 
 // Blocks of a stack of LAYERS that keep only their input under checkpointing every EVERY-th block (0: none).
 int64_t checkpointed_blocks(int64_t layers, int64_t every);
+
+// Training activations in fp32 elements (the whole batch) at the two moments a step peaks: when the backward starts
+// (every kept tensor, the logits with their gradient; with checkpointing, one block's recompute where it is more
+// than the logits) and when it ends (the first block's full set). WORKLOAD.use must be kTraining.
+struct TrainingActivations {
+  double at_start = 0;
+  double at_end = 0;
+};
+TrainingActivations training_activations(const ModelConfig& config, const Workload& workload);
 
 // The estimate for CONFIG (validated) at WORKLOAD.
 MemoryEstimate estimate_memory(const ModelConfig& config, const Workload& workload);

@@ -1,6 +1,7 @@
 // The CLI on CUDA, tagged [cuda] (skipped without a GPU): train, resume, eval, generate (sampling, KV cache, beams)
 // for gpt, bert, the bert classifier and t5 in fp32 and bf16; the CUDA-trained checkpoints evaluate and export on
-// the CPU; every command exits 0 with nothing on stderr but progress.
+// the CPU; a LoRA fine-tune on a bf16 base with checkpointed blocks trains, resumes, merges and exports; every
+// command exits 0 with nothing on stderr but progress.
 #include "tests/catch_compat.h"
 
 #include <cmath>
@@ -110,4 +111,39 @@ TEST_CASE("CUDA CLI: fp16 with dynamic loss scaling trains, resumes with its sca
   CHECK(last_json_line(resumed.out)["step"] == 8);
   CHECK(std::isfinite(last_json_line(resumed.out)["train_loss"].get<double>()));
   ok("eval --checkpoint " + run + " --data " + f.data_dir + " --device cpu");
+}
+
+TEST_CASE("CUDA CLI: LoRA with checkpointed blocks on a bf16 base trains, resumes, evaluates, generates and merges",
+          "[.cuda][cuda][cli][lora]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  const std::string base = dir / "base", lora = dir / "lora";
+  ok("train --data " + f.data_dir + " --out " + base + " --arch gpt" + kShape +
+     " --dropout 0.1 --steps 6 --eval-interval 3 --eval-iters 2 --device cuda");
+  const std::string base_weights = read_text(base + "/last/model.pt");
+  auto trained = ok("train --data " + f.data_dir + " --out " + lora + " --init " + base +
+                    " --lora-rank 4 --lora-targets all-linear --lora-dropout 0.1 --dropout 0.1"
+                    " --activation-checkpointing blocks --base-precision bf16 --batch-size 4 --warmup 2"
+                    " --steps 6 --eval-interval 3 --eval-iters 2 --device cuda --precision bf16");
+  CHECK(std::isfinite(last_json_line(trained.out)["train_loss"].get<double>()));
+  CHECK(std::filesystem::exists(lora + "/last/adapter.safetensors"));
+  CHECK_FALSE(std::filesystem::exists(lora + "/last/model.pt"));
+  auto resumed = ok("train --resume " + lora + " --steps 8");
+  CHECK(last_json_line(resumed.out)["step"] == 8);
+  CHECK(read_text(base + "/last/model.pt") == base_weights);  // the base is only read
+  ok("eval --checkpoint " + lora + " --data " + f.data_dir + " --device cuda --precision bf16");
+  ok("generate --checkpoint " + lora + " --prompt 'the cat' --max-new-tokens 8 --temperature 0 --device cuda");
+  // The adapters load onto the fp32 base on either device, and merged into it they score the same.
+  auto nll = [&](const std::string& run, const std::string& device) {
+    return last_json_line(ok("eval --checkpoint " + run + " --data " + f.data_dir + " --device " + device).out)
+        .at("nll")
+        .get<double>();
+  };
+  const double on_gpu = nll(lora, "cuda");
+  CHECK(nll(lora, "cpu") == Approx(on_gpu).epsilon(1e-4));
+  ok("merge-lora " + lora + " --out " + (dir / "merged"));
+  CHECK(nll(dir / "merged", "cuda") == Approx(on_gpu).epsilon(1e-4));
+  ok("export --checkpoint " + lora + " --merge-lora --out " + (dir / "lora.pt"));
+  CHECK(std::filesystem::exists(dir / "lora.pt"));
 }

@@ -1,14 +1,19 @@
 // CUDA against CPU, tagged [cuda] (skipped without a GPU): every family's loss and gradients agree between a CPU
 // model and its copy on the GPU in fp32, bf16 autocast stays close to fp32, KV-cache decoding equals full
-// recomputation on the GPU, and a prefix-LM / padded batch takes the masked SDPA path correctly.
+// recomputation on the GPU, and a prefix-LM / padded batch takes the masked SDPA path correctly; checkpointed blocks
+// replay their dropout masks from the CUDA generator, and LoRA adapters on a bf16 base train as on the CPU.
 #include "tests/catch_compat.h"
 
+#include <algorithm>
 #include <string>
 
+#include "models/activation_checkpointing.h"
 #include "models/generation.h"
+#include "models/lora.h"
 #include "models/registry.h"
 #include "tests/model_fixtures.h"
 #include "train/device.h"
+#include "train/lora_setup.h"
 #include "train/task.h"
 
 using namespace lmzoo;
@@ -140,4 +145,123 @@ TEST_CASE("CUDA: KV-cache decoding equals full recomputation", "[.cuda][cuda]") 
   std::vector<torch::Tensor> steps = {first};
   for (int64_t t = 6; t < 10; ++t) steps.push_back(model->forward(ids.slice(1, t, t + 1), &cache));
   CHECK(torch::allclose(torch::cat(steps, 1), full, 1e-4, 1e-5));
+}
+
+namespace {
+
+// One training pass on CUDA under an activation-checkpointing POLICY: the loss, every gradient (on the CPU) and the
+// CUDA generator's state after it.
+struct CudaPass {
+  torch::Tensor loss;
+  std::vector<torch::Tensor> grads;
+  torch::Tensor rng_after;
+};
+
+CudaPass cuda_train_pass(AnyModel& model, const TrainBatch& batch, const std::string& policy) {
+  set_activation_checkpointing(model, parse_checkpoint_policy(policy));
+  model.module()->train();
+  for (auto& p : model.module()->parameters()) p.mutable_grad() = torch::Tensor();
+  torch::manual_seed(99);  // the CPU's and every CUDA device's generator
+  CudaPass pass;
+  auto loss = task_loss(model, batch);
+  loss.backward();
+  pass.loss = loss.detach().cpu();
+  for (const auto& p : model.module()->parameters()) {
+    pass.grads.push_back(p.grad().defined() ? p.grad().cpu() : torch::Tensor());
+  }
+  pass.rng_after = at::globalContext().defaultGenerator(kCuda).get_state();
+  set_activation_checkpointing(model, CheckpointPolicy{});
+  return pass;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA: checkpointed blocks replay their dropout masks: loss, gradients and RNG equal the plain pass",
+          "[.cuda][cuda][checkpointing]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  configure_device_math(kCuda, /*tf32=*/false);
+  for (ModelConfig config : {tiny_gpt_config(), tiny_bert_config(), tiny_t5_config(/*gated=*/true)}) {
+    config.dropout = 0.1;  // attention (SDPA's own dropout on CUDA), residual and feed-forward dropout
+    torch::manual_seed(55);
+    AnyModel model = build_model(config);
+    model.module()->to(kCuda);
+    const TrainBatch batch = batch_for(model).to(kCuda);
+    const CudaPass plain = cuda_train_pass(model, batch, "none");
+    const CudaPass checkpointed = cuda_train_pass(model, batch, "blocks");
+    INFO(config.arch);
+    CHECK(torch::equal(plain.loss, checkpointed.loss));  // the first forward is the same kernels on the same masks
+    CHECK(torch::equal(plain.rng_after, checkpointed.rng_after));
+    // Another mask in a recompute would move a gradient by O(1); CUDA's backward kernels (embedding, attention)
+    // may add in another order from run to run.
+    const auto names = model.module()->named_parameters();
+    for (size_t i = 0; i < plain.grads.size(); ++i) {
+      INFO(names[i].key());
+      REQUIRE(plain.grads[i].defined() == checkpointed.grads[i].defined());
+      if (plain.grads[i].defined()) CHECK(torch::allclose(checkpointed.grads[i], plain.grads[i], 1e-4, 1e-6));
+    }
+  }
+}
+
+TEST_CASE("CUDA: LoRA on a bf16 base: loss and adapter gradients equal the CPU's, merged equals unmerged",
+          "[.cuda][cuda][lora]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  configure_device_math(kCuda, /*tf32=*/false);
+  TrainConfig lora;
+  lora.lora_rank = 4;
+  lora.lora_dropout = 0.0;
+  lora.lora_targets = "all-linear";
+  for (const ModelConfig& config : {tiny_gpt_config(), tiny_t5_config(/*gated=*/true)}) {
+    INFO(config.arch);
+    torch::manual_seed(56);
+    AnyModel cpu = build_model(config);
+    attach_lora(*cpu.module(), lora_settings(lora));
+    {
+      torch::NoGradGuard no_grad;  // a new adapter's B is zero: draw it so that the adapters count
+      for (auto& p : cpu.module()->named_parameters()) {
+        if (p.key().find("lora_B") != std::string::npos) p.value().normal_(0.0, 0.2);
+      }
+    }
+    AnyModel gpu = build_model(config);
+    attach_lora(*gpu.module(), lora_settings(lora));
+    {
+      torch::NoGradGuard no_grad;
+      auto target = gpu.module()->named_parameters();
+      for (const auto& p : cpu.module()->named_parameters()) target[p.key()].copy_(p.value());
+    }
+    for (AnyModel* m : {&cpu, &gpu}) {
+      freeze_all_but_trainable(*m, lora);
+      lower_frozen_projections(*m, BasePrecision::kBf16);
+      m->module()->eval();  // no dropout: the two devices draw different masks
+    }
+    gpu.module()->to(kCuda);
+    const TrainBatch batch = batch_for(cpu);
+    auto cpu_loss = task_loss(cpu, batch);
+    auto gpu_loss = task_loss(gpu, batch.to(kCuda));
+    CHECK(gpu_loss.item<double>() == Approx(cpu_loss.item<double>()).epsilon(1e-4));
+    cpu_loss.backward();
+    gpu_loss.backward();
+    auto gpu_params = gpu.module()->named_parameters();
+    int64_t adapters = 0;
+    for (const auto& p : cpu.module()->named_parameters()) {
+      INFO(p.key());
+      CHECK(gpu_params[p.key()].scalar_type() == p.value().scalar_type());
+      if (!p.value().requires_grad()) {
+        CHECK_FALSE(gpu_params[p.key()].grad().defined());
+        continue;
+      }
+      adapters += is_lora_tensor(p.key());
+      // Relative to the gradient's largest entry: the two devices add in another order, and an entry near zero
+      // (a gated feed-forward's) misses an element-wise 1e-5 on the GPU machine.
+      const auto& g = p.value().grad();
+      const double scale = std::max(1e-6, g.abs().max().item<double>());
+      CHECK((gpu_params[p.key()].grad().cpu() - g).abs().max().item<double>() <= 1e-3 * scale);
+    }
+    CHECK(adapters > 0);
+    // Folding the adapters into the (bf16) weights on the GPU keeps the forward within bf16 rounding of the weights.
+    torch::NoGradGuard no_grad;
+    const double unmerged = task_loss(gpu, batch.to(kCuda)).item<double>();
+    merge_lora(*gpu.module());
+    for (const auto& p : gpu.module()->named_parameters()) CHECK_FALSE(is_lora_tensor(p.key()));
+    CHECK(task_loss(gpu, batch.to(kCuda)).item<double>() == Approx(unmerged).epsilon(1e-2));
+  }
 }

@@ -6,7 +6,7 @@
 # its own process, rounds alternating over the configurations; prints a markdown table of the medians.
 # A setting whose feature the trainer does not carry out is reported as not landed, never run as something else.
 # Usage: tools/bench_memory.sh [ROUNDS] [STEPS]   (env: LMZOO=path/to/lmzoo, THREADS=N, KEEP=file for the JSON
-# lines, ONLY=regex of configuration names to run)
+# lines, ONLY=regex of configuration names to run, HOST_MEMORY=release|keep: bench --host-memory, default release)
 #        tools/bench_memory.sh --table FILE [FILE...]: the table of kept JSON lines, predictions made afresh by this
 #        lmzoo's estimate (bench --dry-run with each run's settings)
 set -euo pipefail
@@ -37,24 +37,26 @@ def place(name):  # GPT-2 by context, its settings in the script's order; TinyLl
     return ("tinyllama" in name, 1024 if "ctx 1024" in name else 512, rank)
 order.sort(key=place)
 gib = 1024 ** 3
-print("| configuration | tokens/s | peak RSS (GiB) | predicted peak (GiB) | prediction error | trainable parameters | runs |")
-print("|---|---|---|---|---|---|---|")
+print("| configuration | tokens/s | peak RSS (GiB) | tensors' peak (GiB) | predicted peak (GiB) | prediction error (vs RSS) | trainable parameters | runs |")
+print("|---|---|---|---|---|---|---|---|")
 for name in order:
     runs = rows[name]
     if "not_landed" in runs[0]:
-        print(f"| {name} | not landed: {runs[0]['not_landed']} | | | | | 0 |")
+        print(f"| {name} | not landed: {runs[0]['not_landed']} | | | | | | 0 |")
         continue
     dry = subprocess.run([lmzoo, "bench", "--dry-run", "--json", "--device", "cpu"] + runs[0]["flags"].split(),
                          check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     predicted = json.loads(dry)["predicted_peak_bytes"]
     tps = statistics.median(r["tokens_per_s"] for r in runs)
     rss = statistics.median(r["peak_rss_bytes"] for r in runs)
+    tensors = statistics.median(r["peak_memory_bytes"] for r in runs)
     error = 100.0 * (predicted - rss) / rss
-    print(f"| {name} | {tps:,.0f} | {rss / gib:.2f} | {predicted / gib:.2f} | {error:+.1f}% | "
+    print(f"| {name} | {tps:,.0f} | {rss / gib:.2f} | {tensors / gib:.2f} | {predicted / gib:.2f} | {error:+.1f}% | "
           f"{runs[0]['trainable_parameters']:,} | {len(runs)} |")
 first = next((r[0] for r in rows.values() if "threads" in r[0]), None)
 if first:
-    print(f"\nthreads {first['threads']}, OPENBLAS_CORETYPE={first['openblas_coretype'] or '(unset)'}, "
+    print(f"\nthreads {first['threads']}, --host-memory {first.get('host_memory', 'keep')}, "
+          f"OPENBLAS_CORETYPE={first['openblas_coretype'] or '(unset)'}, "
           f"{first['iters_timed']} timed step(s) per run after 1 untimed; medians of each configuration's runs.")
 PY
 }
@@ -66,7 +68,8 @@ if [[ "${1:-}" == "--table" ]]; then
 fi
 ROUNDS=${1:-3}
 STEPS=${2:-2}  # the first step is left out of the timing: it allocates AdamW's moments
-COMMON="--steps $STEPS --skip 1 --device cpu --json${THREADS:+ --threads $THREADS}"
+HOST_MEMORY=${HOST_MEMORY:-release}  # release: peak RSS = the tensors' peak + the runtime, what --dry-run predicts
+COMMON="--steps $STEPS --skip 1 --device cpu --json --host-memory $HOST_MEMORY${THREADS:+ --threads $THREADS}"
 
 GPT2="--preset gpt2 --batch-size 4"
 LORA="--lora-rank 8 --lora-targets q,v"

@@ -63,6 +63,7 @@ cxxopts::Options bench_options() {
       ("dry-run", "print the predicted peak memory of this run by part and exit without running it")
       ("json", "print only the JSON result line");
   add_train_field_options(options, "Fine-tuning and memory");
+  add_host_memory_option(options, "Fine-tuning and memory");
   return options;
 }
 
@@ -160,7 +161,7 @@ struct BenchFigures {
   double tokens_per_s = 0;
   double flops_per_token = 0;
   double peak = 0;            // GEMM FLOP/s: the higher of the measurements before and after the run
-  int64_t peak_memory = 0;    // CUDA: most bytes allocated to tensors at once
+  int64_t peak_memory = 0;    // most bytes allocated to tensors at once (CUDA's allocator, or the CPU's counted)
   int64_t peak_rss = 0;       // the process's peak resident memory
   MemoryEstimate predicted;   // the estimate of the run's peak: RSS on the CPU, allocated bytes on CUDA
 };
@@ -207,6 +208,7 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& req
                         {"parameter_bytes", result.parameter_bytes},
                         {"predicted_trainable_parameters", f.predicted.trainable},
                         {"predicted_parts", predicted_parts(f.predicted)},
+                        {"predicted_loading_bytes", f.predicted.loading},
                         {"data", t.data_dir.empty() ? "random tokens" : t.data_dir},
                         {"batch_size", t.batch_size},
                         {"seq_len", request.model.max_seq_len},
@@ -214,6 +216,7 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& req
                         {"lora_targets", t.lora_rank > 0 ? t.lora_targets : ""},
                         {"base_precision", enum_name(t.base_precision)},
                         {"activation_checkpointing", t.activation_checkpointing},
+                        {"host_memory", r["host-memory"].as<std::string>()},
                         {"model_gflops_per_s", f.flops_per_token * f.tokens_per_s / 1e9},
                         {"iters_timed", int64_t(f.timed.size())},
                         {"threads", torch::get_num_threads()},
@@ -235,9 +238,10 @@ void print_summary(const cxxopts::ParseResult& r, const TrainConfig& t, const to
     std::printf(", peak memory %.2f GiB (predicted %.2f GiB)\n", f.peak_memory / 1073741824.0,
                 f.predicted.total() / 1073741824.0);
   } else {
-    std::printf(" (%d threads, OPENBLAS_CORETYPE=%s), peak RSS %.2f GiB (predicted %.2f GiB)\n",
+    std::printf(" (%d threads, OPENBLAS_CORETYPE=%s), peak RSS %.2f GiB, of which tensors %.2f GiB at most "
+                "(predicted %.2f GiB)\n",
                 torch::get_num_threads(), coretype ? coretype : "(unset)", f.peak_rss / 1073741824.0,
-                f.predicted.total() / 1073741824.0);
+                f.peak_memory / 1073741824.0, f.predicted.total() / 1073741824.0);
   }
 }
 
@@ -248,6 +252,7 @@ int run_bench(int argc, char** argv) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
+  apply_host_memory_option(r);
   const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
   if (skip < 0) throw UsageError("--skip must be >= 0");
   if (steps <= skip) throw UsageError("--steps must be larger than --skip");
@@ -266,7 +271,8 @@ int run_bench(int argc, char** argv) {
                                  {"device", device.str()},
                                  {"predicted_peak_bytes", estimate.total()},
                                  {"predicted_trainable_parameters", estimate.trainable},
-                                 {"predicted_parts", predicted_parts(estimate)}})
+                                 {"predicted_parts", predicted_parts(estimate)},
+                                 {"predicted_loading_bytes", estimate.loading}})
                      .dump()
               << std::endl;
     return 0;
@@ -275,6 +281,7 @@ int run_bench(int argc, char** argv) {
   // machine can slow either measurement, never speed it up.
   configure_device_math(device, t.tf32);
   const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
+  if (device.is_cpu()) count_cpu_tensor_bytes();  // peak_memory_bytes: the tensors' own peak, beside the RSS
   const BenchRun run = run_profiled(request, device, profile_path);
   if (run.result.interrupted) throw Interrupted("interrupted while benchmarking");
   const BenchFigures figures = measure(run, request, device, skip);

@@ -75,6 +75,7 @@ void add_training_options(cxxopts::Options& options) {
       ("dry-run", "print the predicted peak memory of this run by part (weights, gradients, optimizer state, "
                   "activations, runtime) and exit without training or writing anything (--out not needed)");
   add_train_field_options(options, "Fine-tuning and memory");
+  add_host_memory_option(options, "Fine-tuning and memory");
   options.add_options("Distributed (under torchrun)")
       ("dist-timeout", "seconds a rank waits for the others (to join, and in every collective) before it stops "
                        "with an error (at most 86400: one day)", cxxopts::value<double>()->default_value("600"));
@@ -397,7 +398,8 @@ int dry_run(const cxxopts::ParseResult& r) {
                                {"parameters", estimate.parameters},
                                {"trainable_parameters", estimate.trainable},
                                {"predicted_peak_bytes", estimate.total()},
-                               {"predicted_parts", parts}})
+                               {"predicted_parts", parts},
+                               {"predicted_loading_bytes", estimate.loading}})
                    .dump()
             << std::endl;
   return 0;
@@ -411,6 +413,7 @@ int run_train(int argc, char** argv) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
+  apply_host_memory_option(r);
   if (r.count("dry-run")) return dry_run(r);
 
   // Under torchrun the ranks join first; each setup step then succeeds on every rank or stops every rank.

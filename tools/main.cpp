@@ -1,6 +1,4 @@
 // lmzoo: git-style dispatcher to the subcommands (tokenizer, prepare, train, eval, ...).
-#include <malloc.h>
-
 #include <algorithm>
 #include <csignal>
 #include <cstring>
@@ -11,6 +9,7 @@
 
 #include "data/interrupt.h"
 #include "lmzoo_build_config.h"
+#include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
 #include "tools/version.h"
@@ -48,16 +47,8 @@ void print_usage(std::ostream& out) {
 
 }  // namespace
 
-// Keep freed tensor memory in the heap instead of returning it to the kernel: without this, glibc
-// unmaps every large activation after each step and the next step page-faults it back in, zeroed
-// (measured: ~15% of a gpt-nano training step on this machine).
-void keep_freed_memory() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-}
-
 int main(int argc, char** argv) {
-  keep_freed_memory();
+  lmzoo::cli::set_host_memory_policy(lmzoo::cli::HostMemory::kKeep);  // train and bench: --host-memory
   lmzoo::configure_cpu_threads(0);  // OpenBLAS follows LibTorch's thread count (--threads changes both)
   if (argc < 2) {
     std::string names;

@@ -198,6 +198,17 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   return info;
 }
 
+namespace {
+
+// Drops the values of MODULE's parameters, keeping their shapes, dtypes and devices (one element broadcast to each
+// shape), so that reading a checkpoint's copy of them never holds two copies of the weights at once.
+void release_parameter_values(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) p.set_data(torch::zeros({1}, p.options()).expand(p.sizes()));
+}
+
+}  // namespace
+
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module) {
   if (is_lora_run(info.train)) {
     throw std::runtime_error("checkpoint " + info.dir + " holds LoRA adapters, not a whole model: fold them into " +
@@ -207,6 +218,7 @@ void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::M
   if (!fs::exists(path)) throw std::runtime_error("checkpoint is incomplete: cannot read " + path.string());
   std::string mismatch;
   try {
+    release_parameter_values(*module);  // the module's own values are replaced (a failed load leaves it unusable)
     torch::serialize::InputArchive archive;
     archive.load_from(path.string());
     mismatch = weight_mismatches(archive, *module);

@@ -53,7 +53,8 @@ CheckpointInfo read_lora_base(const CheckpointInfo& adapters, const std::string&
 // loads its base (BASE_PATH, else the one it names, digest checked), then its adapters, unmerged.
 AnyModel load_model(const CheckpointInfo& info, const torch::Device& device, const std::string& base_path = "");
 // Loads the checkpoint's weights into module (e.g. a pretrained Bert into a classifier's encoder). Every
-// tensor's name and shape must match both ways, else it throws naming the first differences.
+// tensor's name and shape must match both ways, else it throws naming the first differences. The module's own
+// values are dropped first, so that one copy of the weights is held at a time; after a throw it is not usable.
 void load_weights(const CheckpointInfo& info, const std::shared_ptr<torch::nn::Module>& module);
 // Starts model from a pretrained checkpoint's weights (--init): the whole model when the configs
 // match, or a classifier's encoder from a bert checkpoint. Throws when the shapes differ.

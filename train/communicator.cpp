@@ -70,6 +70,19 @@ c10d::ReduceOp to_c10d(ReduceKind kind) {
   return c10d::ReduceOp::SUM;
 }
 
+// PyTorch 2.x's ProcessGroupNCCL warns when it is destroyed without shutdown() ("destroy_process_group() was not
+// called before program exit"), as Python's destroy_process_group() would call it: a group that has shutdown() is
+// shut down before it goes. LibTorch 1.13's groups have none (no-op); one that throws is being left anyway.
+template <typename Group>
+auto shut_down(Group& group, int) -> decltype(group.shutdown(), void()) {
+  try {
+    group.shutdown();
+  } catch (const std::exception&) {
+  }
+}
+template <typename Group>
+void shut_down(Group&, long) {}
+
 // One c10d backend (ProcessGroupGloo or ProcessGroupNCCL: the same collective API on LibTorch 1.13 and 2.x).
 template <typename Group>
 class C10dCommunicator : public Communicator {
@@ -81,6 +94,7 @@ class C10dCommunicator : public Communicator {
         device_(device),
         store_(std::move(store)),
         group_(std::move(group)) {}
+  ~C10dCommunicator() override { shut_down(*group_, 0); }
   std::string backend_name() const override { return name_; }
   torch::Device device() const override { return device_; }
 

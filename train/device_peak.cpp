@@ -1,13 +1,18 @@
 // GEMM timing with a device synchronise around each batch of matmuls; CUDA memory statistics from c10's caching
 // allocator when LibTorch has CUDA (LMZOO_WITH_CUDA from the generated build config); the host's from getrusage;
-// a device's capacity from CUDA's device properties or sysconf.
+// a device's capacity from CUDA's device properties or sysconf; CPU tensors' bytes from a counting wrapper of c10's
+// CPU allocator.
 #include "train/device_peak.h"
 
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <vector>
+
+#include <c10/core/CPUAllocator.h>
 
 #include "lmzoo_build_config.h"
 #include "models/kernels/linear_kernel.h"
@@ -30,7 +35,50 @@ void reset_peak_device_memory(const torch::Device& device) {
 #endif
 }
 
+// c10's CPU allocator with a count of the bytes its allocations hold now and at most.
+class CountingCpuAllocator final : public at::Allocator {
+ public:
+  explicit CountingCpuAllocator(at::Allocator* base) : base_(base) {}
+  int64_t peak() const { return peak_.load(); }
+
+  // LibTorch 1.13 declares allocate const, 2.x not: one of the two overrides it.
+  at::DataPtr allocate(size_t n) const { return counted(n); }
+  at::DataPtr allocate(size_t n) { return counted(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+
+ private:
+  struct Allocation {
+    at::DataPtr base;
+    int64_t bytes;
+    const CountingCpuAllocator* owner;
+  };
+  at::DataPtr counted(size_t n) const {
+    auto* allocation = new Allocation{base_->allocate(n), int64_t(n), this};
+    const int64_t now = live_.fetch_add(int64_t(n)) + int64_t(n);
+    int64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+    return at::DataPtr(allocation->base.get(), allocation, &release, at::Device(at::kCPU));
+  }
+  static void release(void* context) {
+    auto* allocation = static_cast<Allocation*>(context);
+    allocation->owner->live_.fetch_sub(allocation->bytes);
+    delete allocation;
+  }
+  at::Allocator* base_;
+  mutable std::atomic<int64_t> live_{0};
+  mutable std::atomic<int64_t> peak_{0};
+};
+
+CountingCpuAllocator* g_cpu_counter = nullptr;  // set once by count_cpu_tensor_bytes, never freed
+
 }  // namespace
+
+void count_cpu_tensor_bytes() {
+  if (g_cpu_counter) return;
+  g_cpu_counter = new CountingCpuAllocator(c10::GetCPUAllocator());
+  c10::SetCPUAllocator(g_cpu_counter);
+}
 
 double measure_peak_flops(const torch::Device& device, Precision precision) {
   std::vector<double> rates = time_gemms(device, precision);
@@ -73,6 +121,7 @@ std::vector<double> time_gemms(const torch::Device& device, Precision precision)
 }
 
 int64_t peak_device_memory_bytes(const torch::Device& device) {
+  if (device.is_cpu()) return g_cpu_counter ? g_cpu_counter->peak() : 0;
 #if LMZOO_WITH_CUDA
   if (!device.is_cuda()) return 0;
   const auto index = device.has_index() ? device.index() : 0;

@@ -19,9 +19,14 @@ double measure_peak_flops(const torch::Device& device, Precision precision);
 std::vector<double> time_gemms(const torch::Device& device, Precision precision);
 
 // Most bytes of CUDA memory allocated to tensors at once on DEVICE since the process started (as
-// torch.cuda.max_memory_allocated); 0 on a CPU
-// or where LibTorch was built without CUDA.
+// torch.cuda.max_memory_allocated), 0 where LibTorch was built without CUDA; on a CPU the most bytes CPU tensors
+// held at once since count_cpu_tensor_bytes(), 0 when it was not called.
 int64_t peak_device_memory_bytes(const torch::Device& device);
+
+// From now on, counts the bytes of every CPU tensor allocated (c10's CPU allocator wrapped for the rest of the
+// process): the peak the tensors reach, apart from the process's resident memory, which also holds LibTorch and
+// what malloc keeps after a free. Tensors that exist before the call are not counted. Idempotent.
+void count_cpu_tensor_bytes();
 
 // The memory DEVICE offers in bytes: a GPU's total memory (CUDA's device properties), else this machine's
 // physical memory.

@@ -4,8 +4,6 @@
 #include "train/lora_merge.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "data/safetensors.h"
 #include "data/hf_tokenizer/tokenizer_json_writer.h"
@@ -20,16 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json read_hf_config(const fs::path& dir) {
-  const fs::path path = dir / "config.json";
-  std::ifstream in(path);
-  if (!in) throw HfFormatError(dir.string() + " is not a Hugging Face model directory (no config.json)");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception&) {
-    throw HfFormatError(path.string() + " is not valid JSON");
-  }
+  return read_hf_json_file((dir / "config.json").string(),
+                           dir.string() + " is not a Hugging Face model directory (no config.json)");
 }
 
 // OUT may be new, empty, or an lmzoo checkpoint (replaced); anything else is left alone.

@@ -17,23 +17,6 @@ namespace lmzoo {
 
 namespace {
 
-std::vector<std::string> comma_parts(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
-bool contains_any(const std::string& name, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) {
-    if (name.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // Stores LINEAR's weight in DTYPE when it is frozen (the same Parameter object, new storage).
 void lower(const torch::nn::Linear& linear, torch::ScalarType dtype) {
   if (linear.is_empty() || linear->weight.requires_grad()) return;
@@ -52,9 +35,19 @@ LoraSettings lora_settings(const TrainConfig& config) {
   return s;
 }
 
+std::vector<std::string> trainable_name_parts(const TrainConfig& config) {
+  std::vector<std::string> out;
+  std::stringstream in(config.trainable);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
 int64_t freeze_all_but_trainable(AnyModel& model, const TrainConfig& config) {
   const std::shared_ptr<torch::nn::Module> module = model.module();
-  const std::vector<std::string> trainable = comma_parts(config.trainable);
+  const std::vector<std::string> trainable = trainable_name_parts(config);
   std::vector<bool> matched(trainable.size(), false);
   int64_t count = 0;
   for (auto& item : module->named_parameters()) {

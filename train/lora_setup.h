@@ -3,6 +3,7 @@
 // digest that ties them to their base. Leaves out: the adapters themselves (models/lora.h).
 #pragma once
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -20,6 +21,9 @@ LoraSettings lora_settings(const TrainConfig& config);
 
 // True when CONFIG trains adapters on a frozen base.
 inline bool is_lora_run(const TrainConfig& config) { return config.lora_rank > 0; }
+
+// --trainable's comma-separated name parts ("ln_,,lm_head" -> {"ln_", "lm_head"}).
+std::vector<std::string> trainable_name_parts(const TrainConfig& config);
 
 // Freezes every parameter of MODEL (adapters attached) but the adapters, those whose name contains one of
 // CONFIG.trainable's comma-separated parts, and a bert classifier's head. Returns the number of trainable

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "data/safetensors.h"
 #include "models/hf_weights.h"
@@ -27,16 +25,8 @@ struct AdapterPair {
 };
 
 nlohmann::json read_adapter_config(const std::string& adapter_dir) {
-  const fs::path path = fs::path(adapter_dir) / "adapter_config.json";
-  std::ifstream in(path);
-  if (!in) throw HfFormatError("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception&) {
-    throw HfFormatError(path.string() + " is not valid JSON");
-  }
+  const std::string path = (fs::path(adapter_dir) / "adapter_config.json").string();
+  return read_hf_json_file(path, "cannot read " + path);
 }
 
 bool empty_or_null(const nlohmann::json& cfg, const char* key) {

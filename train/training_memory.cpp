@@ -3,7 +3,6 @@
 #include "train/training_memory.h"
 
 #include <cstdio>
-#include <sstream>
 #include <stdexcept>
 
 #include "models/activation_checkpointing.h"
@@ -12,26 +11,11 @@
 
 namespace lmzoo {
 
-namespace {
-
-// "a,,b" -> {"a", "b"}: --trainable's name parts as freeze_all_but_trainable reads them.
-std::vector<std::string> comma_parts(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
-}  // namespace
-
 TrainingPlan training_plan(const TrainConfig& cfg) {
   TrainingPlan plan;
   plan.lora = lora_settings(cfg);
   if (plan.lora.enabled()) {
-    plan.trainable = comma_parts(cfg.trainable);
+    plan.trainable = trainable_name_parts(cfg);
     plan.bf16_base = cfg.base_precision == BasePrecision::kBf16;
   }
   plan.checkpoint_every = parse_checkpoint_policy(cfg.activation_checkpointing).every;
@@ -64,13 +48,18 @@ std::vector<std::string> memory_report_lines(const MemoryEstimate& e, const Mode
                      "(" + std::to_string(e.parameters) + " parameters" +
                          (lora ? " + LoRA rank " + std::to_string(plan.lora.rank) + " adapters" : "") +
                          (plan.bf16_base ? ", frozen projections bf16" : ", fp32") + ")"));
-  out.push_back(line("gradients", e.gradients, "(" + std::to_string(e.trainable) + " trainable parameters, fp32)"));
+  out.push_back(line("gradients", e.gradients,
+                     "(fp32, those of the " + std::to_string(e.trainable) + " trainable parameters live at the peak)"));
   out.push_back(line("optimizer", e.optimizer, "(AdamW exp_avg and exp_avg_sq of the trainable parameters)"));
   out.push_back(line("activations", e.activations,
                      "(batch " + std::to_string(cfg.batch_size) + " x " + std::to_string(model.max_seq_len) +
                          " tokens; " + std::to_string(kept_inputs) + " of " + std::to_string(layers) +
                          " blocks checkpointed" + (lora ? "; adapters' inputs and middles" : "") + ")"));
   if (e.runtime > 0) out.push_back(line("runtime", e.runtime, "(LibTorch and the process, measured)"));
+  if (e.loading > e.running()) {
+    out.push_back(line("loading", e.loading, "(the peak: every parameter in fp32 while the model is built or read, "
+                                             "before its frozen projections are lowered to bf16)"));
+  }
   out.push_back(line("total", e.total(), "(predicted peak " + std::string(device.is_cpu() ? "resident memory" : "GPU memory allocated") + " on " + device.str() + ")"));
   return out;
 }
