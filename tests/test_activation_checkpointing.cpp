@@ -4,13 +4,10 @@
 // parser; lmzoo train end to end, on one process and on 2 data-parallel ranks; a bad flag value.
 #include "tests/catch_compat.h"
 
-#include <atomic>
 #include <cmath>
-#include <cstring>
 #include <sstream>
 #include <unordered_set>
 
-#include <c10/core/CPUAllocator.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +20,7 @@
 #include "tests/model_fixtures.h"
 #include "tests/rank_launch.h"
 #include "train/device.h"
+#include "train/device_peak.h"
 #include "train/task.h"
 
 using namespace lmzoo;
@@ -187,55 +185,17 @@ Pass second_step(const ModelConfig& config, const std::vector<TrainBatch>& micro
   return train_pass(model, micro_batches, policy, precision);
 }
 
-// The bytes the CPU allocator has handed out and not taken back since a LiveBytes was made (one at a time).
-std::atomic<int64_t> g_live_bytes{0};
-
-class LiveBytes final : public at::Allocator {
- public:
-  LiveBytes() : base_(c10::GetCPUAllocator()) {
-    g_live_bytes = 0;
-    c10::SetCPUAllocator(this);
-  }
-  ~LiveBytes() override { c10::SetCPUAllocator(base_); }
-  int64_t now() const { return g_live_bytes.load(); }
-
-  // LibTorch 1.13 declares allocate const, 2.x not: one of the two overrides it.
-  at::DataPtr allocate(size_t n) const { return counted(n); }
-  at::DataPtr allocate(size_t n) { return counted(n); }
-  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
-
- private:
-  struct Allocation {
-    at::DataPtr base;
-    int64_t bytes;
-  };
-  at::DataPtr counted(size_t n) const {
-    auto* allocation = new Allocation{base_->allocate(n), int64_t(n)};
-    g_live_bytes += int64_t(n);
-    void* data = allocation->base.get();
-    return at::DataPtr(data, allocation, &release, at::Device(at::kCPU));
-  }
-  static void release(void* context) {
-    auto* allocation = static_cast<Allocation*>(context);
-    g_live_bytes -= allocation->bytes;
-    delete allocation;
-  }
-  at::Allocator* base_;
-};
-
 // Bytes still allocated once the loss exists (what the graph keeps for the backward), then the backward.
 int64_t live_bytes_after_forward(AnyModel& model, const TrainBatch& batch, const std::string& policy) {
   set_activation_checkpointing(model, parse_checkpoint_policy(policy));
   model.module()->train();
   model.module()->zero_grad();
   torch::manual_seed(3);
-  int64_t kept = 0;
-  {
-    LiveBytes counter;
-    torch::Tensor loss = task_loss(model, batch);
-    kept = counter.now();
-    loss.backward();
-  }
+  count_cpu_tensor_bytes();
+  const int64_t before = live_cpu_tensor_bytes();
+  torch::Tensor loss = task_loss(model, batch);
+  const int64_t kept = live_cpu_tensor_bytes() - before;
+  loss.backward();
   set_activation_checkpointing(model, CheckpointPolicy{});
   return kept;
 }

@@ -40,6 +40,7 @@ class CountingCpuAllocator final : public at::Allocator {
  public:
   explicit CountingCpuAllocator(at::Allocator* base) : base_(base) {}
   int64_t peak() const { return peak_.load(); }
+  int64_t live() const { return live_.load(); }
 
   // LibTorch 1.13 declares allocate const, 2.x not: one of the two overrides it.
   at::DataPtr allocate(size_t n) const { return counted(n); }
@@ -79,6 +80,8 @@ void count_cpu_tensor_bytes() {
   g_cpu_counter = new CountingCpuAllocator(c10::GetCPUAllocator());
   c10::SetCPUAllocator(g_cpu_counter);
 }
+
+int64_t live_cpu_tensor_bytes() { return g_cpu_counter ? g_cpu_counter->live() : 0; }
 
 double measure_peak_flops(const torch::Device& device, Precision precision) {
   std::vector<double> rates = time_gemms(device, precision);

@@ -27,6 +27,8 @@ int64_t peak_device_memory_bytes(const torch::Device& device);
 // process): the peak the tensors reach, apart from the process's resident memory, which also holds LibTorch and
 // what malloc keeps after a free. Tensors that exist before the call are not counted. Idempotent.
 void count_cpu_tensor_bytes();
+// Bytes held by the CPU tensors counted since count_cpu_tensor_bytes() (0 when it was not called).
+int64_t live_cpu_tensor_bytes();
 
 // The memory DEVICE offers in bytes: a GPU's total memory (CUDA's device properties), else this machine's
 // physical memory.
