@@ -364,4 +364,30 @@ TEST_CASE("bench: peak RSS beside the prediction, both growing with the batch", 
   check_user_error(run_cli("bench --preset bert-tiny --steps 3 --skip 1"), "needs --data");
   check_user_error(run_cli("bench --vocab-size 99 --steps 3 --skip 1 --lora-rank 2 --lora-targets q,x"),
                    "unknown part 'x'");
+  check_user_error(run_cli("bench --vocab-size 99 --steps 3 --skip 1 --host-memory some"), "keep");
+}
+
+TEST_CASE("bench: the tensors' peak counted on the CPU, and --host-memory release keeps the RSS near it",
+          "[bench][cli]") {
+  // gpt-nano at batch 48: about 200 MB of tensors. The counted peak is at least the parameters, gradients and
+  // moments (16 bytes per parameter) and the estimate's activations at the backward's start are within 30% of it;
+  // released memory leaves the RSS at most the tensors' peak plus LibTorch's runtime (and 30% of the tensors).
+  auto bench = [](const std::string& flags) {
+    auto r = run_cli("bench --vocab-size 2000 --steps 3 --skip 1 --threads 1 --json --batch-size 48 " + flags);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return last_json_line(r.out);
+  };
+  const auto released = bench("--host-memory release");
+  CHECK(released["host_memory"] == "release");
+  const double tensors = released["peak_memory_bytes"].get<double>();
+  const double rss = released["peak_rss_bytes"].get<double>();
+  const double predicted = released["predicted_peak_bytes"].get<double>() - kHostRuntimeBytes;
+  INFO("tensors " << tensors << ", rss " << rss << ", predicted tensors " << predicted);
+  CHECK(tensors >= 16.0 * released["trainable_parameters"].get<double>());
+  CHECK(predicted == Approx(tensors).epsilon(0.3));
+  CHECK(rss < tensors + kHostRuntimeBytes + 0.3 * tensors);
+  // auto: release under LoRA or checkpointing, keep otherwise.
+  CHECK(bench("")["host_memory"] == "keep");
+  CHECK(bench("--activation-checkpointing blocks")["host_memory"] == "release");
 }

@@ -119,7 +119,7 @@ int thread_option(const cxxopts::ParseResult& result, int min) {
 }
 
 void set_host_memory_policy(HostMemory policy) {
-  if (policy == HostMemory::kKeep) {
+  if (policy != HostMemory::kRelease) {
     // Without this glibc unmaps every large activation after each step and the next step page-faults it back in,
     // zeroed (measured: ~15% of a gpt-nano training step on this machine).
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -133,14 +133,23 @@ void set_host_memory_policy(HostMemory policy) {
 
 void add_host_memory_option(cxxopts::Options& options, const std::string& group) {
   options.add_options(group)("host-memory",
-                             "what malloc does with freed tensor memory on the CPU: keep (in the heap: faster) or "
-                             "release (to the kernel: a lower peak RSS, which --dry-run predicts) " +
+                             "what malloc does with freed tensor memory on the CPU: keep (in the heap: faster), "
+                             "release (to the kernel: a lower peak RSS, the one --dry-run predicts), or auto "
+                             "(release under --lora-rank or --activation-checkpointing, else keep) " +
                                  enum_choices<HostMemory>(),
-                             cxxopts::value<std::string>()->default_value("keep"));
+                             cxxopts::value<std::string>()->default_value("auto"));
 }
 
-void apply_host_memory_option(const cxxopts::ParseResult& result) {
-  set_host_memory_policy(enum_option<HostMemory>(result, "host-memory"));
+HostMemory apply_host_memory_option(const cxxopts::ParseResult& result) {
+  HostMemory policy = enum_option<HostMemory>(result, "host-memory");
+  if (policy == HostMemory::kAuto) {
+    const bool lora = result.count("lora-rank") && result["lora-rank"].as<int64_t>() > 0;
+    const bool checkpointing =
+        result.count("activation-checkpointing") && result["activation-checkpointing"].as<std::string>() != "none";
+    policy = lora || checkpointing ? HostMemory::kRelease : HostMemory::kKeep;
+  }
+  set_host_memory_policy(policy);
+  return policy;
 }
 
 void apply_thread_option(const cxxopts::ParseResult& result) {

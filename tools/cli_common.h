@@ -21,9 +21,10 @@ namespace lmzoo::cli {
 
 // What glibc's malloc does with freed tensor memory: keep it in the heap for the next step (fast: no page faults,
 // but fragments leave the peak resident memory up to 45% above the tensors' own peak), or release every block of
-// 1 MB or more to the kernel at once (peak RSS = the tensors' peak plus the runtime; about a third slower on
-// GPT-2 on a CPU). docs/benchmarks.md, "Memory: fine-tuning on one machine".
-enum class HostMemory { kKeep, kRelease };
+// 1 MB or more to the kernel at once (peak RSS = the tensors' peak plus the runtime; 15-35% slower on GPT-2 on a
+// CPU); auto: release when the command line asks to save memory (--lora-rank, --activation-checkpointing), else
+// keep. docs/benchmarks.md, "Memory: fine-tuning on one machine".
+enum class HostMemory { kAuto, kKeep, kRelease };
 
 }  // namespace lmzoo::cli
 
@@ -32,6 +33,7 @@ template <>
 struct EnumTable<cli::HostMemory> {
   static constexpr const char* what = "host memory policy";
   static constexpr EnumEntry<cli::HostMemory> entries[] = {
+      {cli::HostMemory::kAuto, "auto", "release under --lora-rank or --activation-checkpointing, else keep"},
       {cli::HostMemory::kKeep, "keep", "freed tensor memory stays in the heap: faster"},
       {cli::HostMemory::kRelease, "release", "freed tensor memory goes back to the kernel: lower peak RSS"},
   };
@@ -40,11 +42,12 @@ struct EnumTable<cli::HostMemory> {
 
 namespace lmzoo::cli {
 
-// Sets malloc's policy for this process (main: keep, before anything is allocated).
+// Sets malloc's policy for this process, keep or release (main: keep, before anything is allocated).
 void set_host_memory_policy(HostMemory policy);
-// --host-memory keep|release (train and bench), in GROUP; apply_host_memory_option sets the policy it names.
+// --host-memory auto|keep|release (train and bench), in GROUP. apply_host_memory_option sets the policy it names
+// (auto resolved against the command line's --lora-rank and --activation-checkpointing) and returns it.
 void add_host_memory_option(cxxopts::Options& options, const std::string& group);
-void apply_host_memory_option(const cxxopts::ParseResult& result);
+HostMemory apply_host_memory_option(const cxxopts::ParseResult& result);
 
 // Parses argv; prints help and returns true when --help was given. With POSITIONAL (a vector option, e.g.
 // "input"), arguments that follow no flag are values of that option: --input a.txt dir/ reads both.

@@ -189,7 +189,7 @@ nlohmann::json predicted_parts(const MemoryEstimate& e) {
 
 // The JSON result line.
 nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& request, const torch::Device& device,
-                          const TrainResult& result, const BenchFigures& f) {
+                          const TrainResult& result, const BenchFigures& f, HostMemory host_memory) {
   const TrainConfig& t = request.train;
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   nlohmann::json out = {{"preset", r["preset"].as<std::string>()},
@@ -216,7 +216,7 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& req
                         {"lora_targets", t.lora_rank > 0 ? t.lora_targets : ""},
                         {"base_precision", enum_name(t.base_precision)},
                         {"activation_checkpointing", t.activation_checkpointing},
-                        {"host_memory", r["host-memory"].as<std::string>()},
+                        {"host_memory", enum_name(host_memory)},
                         {"model_gflops_per_s", f.flops_per_token * f.tokens_per_s / 1e9},
                         {"iters_timed", int64_t(f.timed.size())},
                         {"threads", torch::get_num_threads()},
@@ -252,7 +252,7 @@ int run_bench(int argc, char** argv) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
-  apply_host_memory_option(r);
+  const HostMemory host_memory = apply_host_memory_option(r);
   const int64_t steps = r["steps"].as<int64_t>(), skip = r["skip"].as<int64_t>();
   if (skip < 0) throw UsageError("--skip must be >= 0");
   if (steps <= skip) throw UsageError("--steps must be larger than --skip");
@@ -285,7 +285,7 @@ int run_bench(int argc, char** argv) {
   const BenchRun run = run_profiled(request, device, profile_path);
   if (run.result.interrupted) throw Interrupted("interrupted while benchmarking");
   const BenchFigures figures = measure(run, request, device, skip);
-  const nlohmann::json out = bench_json(r, request, device, run.result, figures);
+  const nlohmann::json out = bench_json(r, request, device, run.result, figures, host_memory);
   if (!r.count("json")) print_summary(r, t, device, figures);
   std::cout << out.dump() << std::endl;
   return 0;
