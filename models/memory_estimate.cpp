@@ -40,7 +40,7 @@ bool fused_self_attention(const ModelConfig& c, const Workload& w) {
 
 // Which projections' inputs the backward keeps. A trained weight needs its input for its gradient, and so does an
 // adapter on the projection (its dropout and lora_A read the same input). A frozen projection keeps none where its
-// product is lmzoo's own autograd function: low_precision_linear (a bf16 base, any device) or fast_linear on the
+// product is lmzoo's own autograd function: low_precision_linear (a bf16 or int8 base, any device) or fast_linear on the
 // fused CPU kernels (fp32; measured: LoRA r8 on q,v of GPT-2 at 2048 tokens peaks at 2.50 GiB of tensors, what
 // this rule predicts within 1%). Elsewhere (LibTorch's linear) a frozen fp32 projection is counted as a trained
 // one. A full fine-tune and inference: all of them.
@@ -52,12 +52,12 @@ struct KeptInputs {
   bool head = true;  // the LM head: the final norm's output
 };
 
-// Under LoRA with a bf16 base or the fused CPU kernels: the projections with an adapter, or whose weight a
+// Under LoRA with a low-precision base or the fused CPU kernels: the projections with an adapter, or whose weight a
 // --trainable part names (matched against the names every block shares, e.g. "attn.c_attn.weight"); the head
 // stays fp32.
 KeptInputs kept_inputs(const TrainingPlan& plan, bool fused_cpu_kernels) {
   KeptInputs k;
-  if (!plan.lora.enabled() || !(plan.bf16_base || fused_cpu_kernels)) return k;
+  if (!plan.lora.enabled() || !(plan.low_precision_base() || fused_cpu_kernels)) return k;
   auto named = [&](const std::string& name) {
     for (const auto& part : plan.trainable) {
       if (!part.empty() && name.find(part) != std::string::npos) return true;
@@ -275,8 +275,8 @@ MemoryEstimate estimate_weights(const ModelConfig& config) {
 namespace {
 
 // Training parameters: all of them train, or under LoRA the adapters (lora_parameter_count), the base parameters
-// PLAN.trainable names and a classifier's head. A bf16 base stores the other projection weights in 2 bytes, and
-// widens one at a time to fp32 for its product (the largest counted).
+// PLAN.trainable names and a classifier's head. A bf16 or int8 base stores the other projection weights in 2 or 1
+// bytes, and widens one at a time to fp32 for its product (the largest counted).
 void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryEstimate& e) {
   if (!plan.lora.enabled()) {
     e.trainable = e.parameters;
@@ -287,16 +287,17 @@ void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryE
   if (!c.labels.empty()) trained.push_back("classifier.");
   const double adapters = double(lora_parameter_count(c, plan.lora));
   e.trainable = elements_named(sizes, trained) + int64_t(adapters);
-  double bf16_elements = 0, widest = 0;
-  if (plan.bf16_base) {
+  double lowered_elements = 0, widest = 0;
+  if (plan.low_precision_base()) {
     for (const auto& s : sizes) {
       if (s.projection && elements_named({s}, trained) == 0) {
-        bf16_elements += double(s.elements);
+        lowered_elements += double(s.elements);
         widest = std::max(widest, double(s.elements));
       }
     }
   }
-  e.weights = kBytesPerElement * (double(e.parameters) - bf16_elements + adapters + widest) + 2.0 * bf16_elements;
+  e.weights = kBytesPerElement * (double(e.parameters) - lowered_elements + adapters + widest) +
+              double(plan.base_element_bytes) * lowered_elements;
 }
 
 // Elements of the LM head's weight gradient where that weight trains (a full fine-tune, or a --trainable part naming

@@ -8,7 +8,8 @@
 // - Every figure is in bytes, as a double: products of sizes never wrap (a config past the formats' ranges is
 //   refused by ModelConfig::validate() before any estimate), and each part is >= 0 and finite.
 // - weights = 4 bytes per parameter (fp32 storage; bf16 autocast keeps fp32 weights and only lowers activations,
-//   so the fp32 figure bounds it), the frozen projection weights at 2 under a bf16 base, plus the adapters.
+//   so the fp32 figure bounds it), the frozen projection weights at 2 under a bf16 base and 1 under an int8 one
+//   (with one projection widened to fp32 while its product runs), plus the adapters.
 //   optimizer: AdamW's exp_avg and exp_avg_sq, 8 bytes per trainable parameter. Training peaks either when the
 //   backward starts or when it ends (gradients are set to none before each step), and gradients and activations
 //   are what is live at the larger of the two:
@@ -26,7 +27,7 @@
 // - runtime: a host process's own memory beside the tensors (with_host_runtime: LibTorch's code and data, the
 //   allocator's pools), measured; 0 otherwise.
 // - loading: every parameter in fp32 (4 bytes each), as the model is built or its checkpoint read, before a bf16
-//   base is lowered; more than the sum of the parts above only under a bf16 base.
+//   or int8 base is lowered; more than the sum of the parts above only under such a base.
 // - total() is the peak the run's tensors reach: the sum of the parts, or loading where that is more, plus runtime
 //   where it is set.
 #pragma once
@@ -68,7 +69,10 @@ struct MemoryEstimate {
 struct TrainingPlan {
   LoraSettings lora;                   // rank 0: every parameter trains
   std::vector<std::string> trainable;  // with LoRA: base parameters trained beside the adapters, by name part
-  bool bf16_base = false;              // with LoRA: frozen projection weights stored in bf16
+  // With LoRA: bytes per frozen projection weight element: 4 (fp32), 2 (a bf16 base) or 1 (an int8 base, whose
+  // per-row fp32 scales, under 0.1% of its bytes, are not counted).
+  int64_t base_element_bytes = 4;
+  bool low_precision_base() const { return base_element_bytes < 4; }
   int64_t checkpoint_every = 0;        // 0: none; N: blocks 0, N, 2N, ... of each stack keep only their input
 };
 

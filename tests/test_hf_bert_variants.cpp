@@ -346,7 +346,8 @@ void reference_round_trip(const std::string& arch) {
     const CheckpointInfo info = read_checkpoint(ckpt);
     if (arch == "roberta-hub") {  // its pooler comes in; export leaves it out (the class has none)
       const auto model = load_model(info, torch::kCPU);
-      const torch::Tensor* pooler = model.module()->named_parameters().find("pooler.bias");
+      const auto params = model.module()->named_parameters();  // find points into it: kept while it is read
+      const torch::Tensor* pooler = params.find("pooler.bias");
       REQUIRE(pooler != nullptr);
       CHECK(pooler->abs().max().item<double>() > 0.0);  // lmzoo initialises biases to 0; the file's are not
       return;

@@ -12,6 +12,7 @@
 #include "data/safetensors.h"
 #include "data/tokenizer.h"
 #include "models/activation_checkpointing.h"
+#include "models/kernels/low_precision_linear.h"
 #include "models/lora.h"
 #include "models/registry.h"
 #include "train/checkpoint.h"
@@ -353,7 +354,10 @@ TEST_CASE("LoRA run: only adapters train, the base stays bit-identical, resume i
   }
 }
 
-TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and computes in fp32", "[lora]") {
+TEST_CASE("LoRA: --base-precision bf16 or int8 stores the frozen projections so and computes in fp32", "[lora]") {
+  const BasePrecision precision = GENERATE(BasePrecision::kBf16, BasePrecision::kInt8);
+  const torch::ScalarType stored = precision == BasePrecision::kInt8 ? torch::kChar : torch::kBFloat16;
+  INFO("base precision " << enum_name(precision));
   torch::manual_seed(5);
   const ModelConfig config = llama_like_config();
   AnyModel low = build_model(config);
@@ -363,7 +367,8 @@ TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and
   t.lora_targets = "all-linear";
   attach_lora(*low.module(), lora_settings(t));
   randomize_adapters(*low.module());
-  // The reference: the same model in fp32 with its projection weights rounded through bf16.
+  // The reference: the same model in fp32 with its projection weights rounded through bf16, or through int8 with
+  // per-row scales (max |row| / 127).
   AnyModel rounded = build_model(config);
   attach_lora(*rounded.module(), lora_settings(t));
   {
@@ -374,16 +379,33 @@ TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and
   const int64_t trainable = freeze_all_but_trainable(low, t);
   CHECK(trainable == lora_parameter_count(config, lora_settings(t)));
   freeze_all_but_trainable(rounded, t);
-  lower_frozen_projections(low, BasePrecision::kBf16);
+  auto before = rounded.module()->named_parameters();
+  lower_frozen_projections(low, precision);
   int64_t lowered = 0;
   {
     torch::NoGradGuard no_grad;
     auto target = rounded.module()->named_parameters();
+    const auto buffers = low.module()->named_buffers();
     for (const auto& p : low.module()->named_parameters()) {
-      if (p.value().scalar_type() != torch::kBFloat16) continue;
+      if (p.value().scalar_type() == torch::kFloat) continue;
       ++lowered;
+      INFO(p.key());
+      CHECK(p.value().scalar_type() == stored);
       CHECK_FALSE(p.value().requires_grad());
-      target[p.key()].copy_(p.value().to(torch::kFloat));
+      auto value = p.value().to(torch::kFloat);  // (N, K)
+      if (precision == BasePrecision::kInt8) {
+        const std::string scale_name = p.key().substr(0, p.key().size() - 6) + kWeightScaleBuffer;  // "...weight"
+        REQUIRE(buffers.find(scale_name) != nullptr);
+        const auto scale = buffers[scale_name];  // (N)
+        const auto original = before[p.key()];   // (N, K), fp32
+        // Symmetric: each row's largest |w| is 127 steps; every weight within half a step of its original.
+        CHECK(scale.sizes() == torch::IntArrayRef{original.size(0)});
+        CHECK(torch::allclose(scale, std::get<0>(original.abs().max(1)) / 127.0));
+        CHECK(value.abs().max().item<double>() <= 127);
+        value = value * scale.unsqueeze(1);
+        CHECK(((value - original).abs() - scale.unsqueeze(1) / 2).max().item<double>() <= 1e-6);
+      }
+      target[p.key()].copy_(value);
     }
   }
   CHECK(lowered == 2 * 5);  // 2 layers: c_attn, c_proj, c_fc, c_fc_lin, c_proj
@@ -406,18 +428,35 @@ TEST_CASE("LoRA: --base-precision bf16 stores the frozen projections in bf16 and
   }
 }
 
-TEST_CASE("LoRA run with --base-precision bf16 trains", "[lora]") {
+TEST_CASE("LoRA runs with --base-precision bf16 and int8 train", "[lora]") {
   const Fixture& f = tiny_corpus("bpe");
   TempDir dir;
   const double base_val = train_model(base_request(f, dir / "base", 1), torch::kCPU).last_val_loss;
-  TrainRequest lora = lora_request(f, dir / "base", dir / "lora", 30);
-  lora.train.base_precision = BasePrecision::kBf16;
-  const double lora_val = train_model(lora, torch::kCPU).last_val_loss;
-  INFO("val loss: base " << base_val << ", LoRA on a bf16 base " << lora_val);
-  CHECK(lora_val < base_val - 1e-3);  // zero-initialised B: an adapter that learnt nothing scores base_val exactly
-  // Its checkpoint loads onto the fp32 base for eval and export.
-  AnyModel model = load_model(read_checkpoint(dir / "lora"), torch::kCPU);
-  for (const auto& p : model.module()->parameters()) CHECK(p.scalar_type() == torch::kFloat);
+  for (const BasePrecision precision : {BasePrecision::kBf16, BasePrecision::kInt8}) {
+    const std::string run = dir / ("lora-" + enum_name(precision));
+    TrainRequest lora = lora_request(f, dir / "base", run, 30);
+    lora.train.base_precision = precision;
+    const double lora_val = train_model(lora, torch::kCPU).last_val_loss;
+    INFO("val loss: base " << base_val << ", LoRA on a " << enum_name(precision) << " base " << lora_val);
+    CHECK(lora_val < base_val - 1e-3);  // zero-initialised B: an adapter that learnt nothing scores base_val exactly
+    // Its checkpoint loads onto the fp32 base for eval and export.
+    AnyModel model = load_model(read_checkpoint(run), torch::kCPU);
+    for (const auto& p : model.module()->parameters()) CHECK(p.scalar_type() == torch::kFloat);
+    // Resumed halfway (the base lowered again from fp32), it ends with the same adapters bit for bit.
+    const std::string halves = run + "-halves";
+    TrainRequest first = lora_request(f, dir / "base", halves, 30);
+    first.train.base_precision = precision;
+    first.max_steps_this_call = 15;
+    CHECK(train_model(first, torch::kCPU).interrupted);
+    TrainRequest second = lora_request(f, dir / "base", halves, 30);
+    second.train.base_precision = precision;
+    second.resume_dir = halves;
+    train_model(second, torch::kCPU);
+    const auto a = adapter_tensors(resolve_checkpoint_dir(run + "/last"));
+    const auto b = adapter_tensors(resolve_checkpoint_dir(halves + "/last"));
+    REQUIRE(a.size() == b.size());
+    for (const auto& [name, tensor] : a) CHECK(torch::equal(tensor, b.at(name)));
+  }
 }
 
 namespace {
@@ -551,6 +590,8 @@ TEST_CASE("lmzoo train: bad LoRA flags are one line, exit 2, and create no run d
       {init + " --lora-rank 4 --trainable nothing_named_so", "'nothing_named_so' is part of no parameter name"},
       {"--lora-rank 4", "--lora-rank needs --init"},
       {init + " --base-precision bf16", "--base-precision applies with --lora-rank"},
+      {init + " --base-precision int8", "--base-precision applies with --lora-rank"},
+      {init + " --lora-rank 4 --base-precision int4", "--base-precision int4 is not one of fp32|bf16|int8"},
       {init + " --lora-alpha 8", "--lora-alpha applies with --lora-rank"},
   };
   for (const Bad& bad : cases) {

@@ -199,23 +199,29 @@ TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worke
   // bf16 projections keep only their weights: per block ln_1 in 32 and out 32 (the adapters read it), q k v 96,
   // scores 64, no heads' output (c_proj is frozen), ln_2 in 32 but not out, c_fc's 128 (GELU keeps it) but not
   // GELU's output; the fp32 head still reads the final norm's output.
-  w.plan.bf16_base = true;
+  w.plan.base_element_bytes = 2;
   CHECK(kept_at_start(c, w) == (96.0 + 2 * ((32 + 32 + 96 + 64) + (32 + 128) + 2 + 2) + 297) * 16 * 4);
   // Adapters on o and down keep the heads' output (32) and GELU's output (128) as well.
   w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue, LoraTarget::kOutput, LoraTarget::kDown};
   CHECK(kept_at_start(c, w) ==
         (96.0 + 2 * ((32 + 32 + 96 + 64 + 32) + (32 + 128 + 128) + 4 * 2) + 297) * 16 * 4);
-  w.plan.bf16_base = false;
+  w.plan.base_element_bytes = 4;
   w.plan.lora.targets = {LoraTarget::kQuery, LoraTarget::kValue};
 
   // --trainable ln_: the norms (ln_1, ln_2 per block, ln_f: 5 x 32) train beside the adapters; a bf16 base stores
   // the other projection weights in 2 bytes.
   w.plan.trainable = {"ln_"};
-  w.plan.bf16_base = true;
+  w.plan.base_element_bytes = 2;
   lora = estimate_memory(c, w);
   CHECK(lora.trainable == int64_t(adapters + 5 * 32));
   // (and one projection, the largest, 4096, widened to fp32 while its product runs)
   CHECK(lora.weights == 4 * (params - projections + adapters + 4096) + 2 * projections);
+  // An int8 base: one byte per frozen projection element, the same one widened to fp32, the same kept inputs.
+  w.plan.base_element_bytes = 1;
+  const MemoryEstimate int8_base = estimate_memory(c, w);
+  CHECK(int8_base.weights == 4 * (params - projections + adapters + 4096) + 1 * projections);
+  CHECK(int8_base.activations == lora.activations);
+  w.plan.base_element_bytes = 2;
   CHECK(lora.optimizer == 8 * (adapters + 5 * 32));
   // Built (or read from model.pt) in fp32 before the lowering: every parameter at 4 bytes, the peak where that
   // exceeds the running parts.
@@ -330,6 +336,11 @@ TEST_CASE("memory estimate: train --dry-run prints the parts and the total and w
   CHECK(lora["trainable_parameters"] == 2 * 256);
   CHECK(lora["parameters"] == full["parameters"]);
   CHECK(!std::filesystem::exists(tmp / "lora"));
+  // An int8 base: the frozen projections (2 blocks x (c_attn 96 x 32 + c_proj 32 x 32 + c_fc 128 x 32 + c_proj
+  // 32 x 128) = 2 x 12288 elements) at 1 byte instead of 4, one of them (the largest, 4096) widened to fp32.
+  const auto int8_base = dry_run("--init " + tmp / "base" + " --lora-rank 2 --lora-targets q,v --base-precision int8");
+  CHECK(lora["predicted_parts"]["weights"].get<double>() - int8_base["predicted_parts"]["weights"].get<double>() ==
+        3.0 * 2 * 12288 - 4.0 * 4096);
   // A setting outside its set is a flag error.
   check_user_error(run_cli("train --data " + f.data_dir + " --activation-checkpointing sometimes --dry-run"),
                    "--activation-checkpointing must be none, blocks or every-N");

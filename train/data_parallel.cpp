@@ -58,7 +58,10 @@ int64_t parameter_bits_digest(const torch::nn::Module& module) {
   uint64_t digest = 0, index = 1;
   for (const auto& p : module.parameters()) {
     auto flat = p.detach().reshape(-1);
-    const auto int_type = flat.element_size() == 4 ? torch::kInt32 : flat.element_size() == 2 ? torch::kInt16 : torch::kInt64;
+    const auto int_type = flat.element_size() == 4   ? torch::kInt32
+                          : flat.element_size() == 2 ? torch::kInt16
+                          : flat.element_size() == 1 ? torch::kChar
+                                                     : torch::kInt64;
     auto bits = flat.contiguous().view(int_type).to(torch::kLong);
     auto weights = torch::arange(1, bits.numel() + 1, bits.options());
     digest += index++ * uint64_t((bits * weights).sum().item<int64_t>());

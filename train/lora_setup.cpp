@@ -1,4 +1,4 @@
-// LoRA runs: adapters attached and the rest frozen, frozen projections lowered to bf16, the adapter file written
+// LoRA runs: adapters attached and the rest frozen, frozen projections lowered to bf16 or int8, the adapter file written
 // and read by name, and the base weights' digest.
 #include "train/lora_setup.h"
 
@@ -11,17 +11,19 @@
 
 #include "data/safetensors.h"
 #include "models/layers/attention.h"
+#include "models/kernels/low_precision_linear.h"
 #include "models/layers/feed_forward.h"
 
 namespace lmzoo {
 
 namespace {
 
-// Stores LINEAR's weight in DTYPE when it is frozen (the same Parameter object, new storage).
-void lower(const torch::nn::Linear& linear, torch::ScalarType dtype) {
+// Stores LINEAR's weight in PRECISION when it is frozen (the same Parameter object, new storage).
+void lower(const torch::nn::Linear& linear, BasePrecision precision) {
   if (linear.is_empty() || linear->weight.requires_grad()) return;
+  if (precision == BasePrecision::kInt8) return quantize_frozen_weight_int8(linear);
   torch::NoGradGuard no_grad;
-  linear->weight.set_data(linear->weight.to(dtype));
+  linear->weight.set_data(linear->weight.to(torch::kBFloat16));
 }
 
 }  // namespace
@@ -74,19 +76,18 @@ int64_t freeze_all_but_trainable(AnyModel& model, const TrainConfig& config) {
 
 void lower_frozen_projections(AnyModel& model, BasePrecision precision) {
   if (precision == BasePrecision::kFp32) return;
-  const torch::ScalarType dtype = torch::kBFloat16;
   for (const auto& m : model.module()->modules(/*include_self=*/false)) {
     if (auto* self = dynamic_cast<SelfAttentionImpl*>(m.get())) {
-      lower(self->c_attn, dtype);
-      lower(self->c_proj, dtype);
+      lower(self->c_attn, precision);
+      lower(self->c_proj, precision);
     } else if (auto* cross = dynamic_cast<CrossAttentionImpl*>(m.get())) {
-      lower(cross->c_q, dtype);
-      lower(cross->c_kv, dtype);
-      lower(cross->c_proj, dtype);
+      lower(cross->c_q, precision);
+      lower(cross->c_kv, precision);
+      lower(cross->c_proj, precision);
     } else if (auto* ffn = dynamic_cast<FeedForwardImpl*>(m.get())) {
-      lower(ffn->c_fc, dtype);
-      lower(ffn->c_fc_lin, dtype);
-      lower(ffn->c_proj, dtype);
+      lower(ffn->c_fc, precision);
+      lower(ffn->c_fc_lin, precision);
+      lower(ffn->c_proj, precision);
     }
   }
 }

@@ -30,7 +30,8 @@ std::vector<std::string> trainable_name_parts(const TrainConfig& config);
 // parameters. Throws std::invalid_argument when a --trainable part matches no parameter.
 int64_t freeze_all_but_trainable(AnyModel& model, const TrainConfig& config);
 
-// --base-precision bf16: stores MODEL's frozen projection weights (attention and feed-forward) in bf16.
+// --base-precision bf16 or int8: stores MODEL's frozen projection weights (attention and feed-forward) in bf16, or
+// in int8 with per-output-row scales (kWeightScaleBuffer beside each weight).
 void lower_frozen_projections(AnyModel& model, BasePrecision precision);
 
 // A digest of checkpoint DIR's weights (model.pt's bytes): "fnv1a64:<16 hex digits>:<size>".

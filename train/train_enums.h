@@ -9,7 +9,7 @@ enum class Objective { kCausal, kMlm, kClassify, kSpan, kPrefix, kSeq2seq };
 enum class Precision { kFp32, kBf16, kFp16 };
 enum class Schedule { kCosine, kLinear, kConstant };
 // Storage of a LoRA run's frozen projection weights (computation stays in the training precision).
-enum class BasePrecision { kFp32, kBf16 };
+enum class BasePrecision { kFp32, kBf16, kInt8 };
 
 template <>
 struct EnumTable<Objective> {
@@ -50,6 +50,7 @@ struct EnumTable<BasePrecision> {
   static constexpr EnumEntry<BasePrecision> entries[] = {
       {BasePrecision::kFp32, "fp32", "as trained"},
       {BasePrecision::kBf16, "bf16", "half the memory"},
+      {BasePrecision::kInt8, "int8", "a quarter: weight-only, symmetric per output row"},
   };
 };
 

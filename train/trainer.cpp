@@ -270,7 +270,7 @@ void TrainingRun::open_outputs() {
                : "device " + device_.str();
     const std::string lora =
         is_lora_run(cfg_) ? " (LoRA: " + std::to_string(trainable_parameters_) + " trainable, the rest frozen" +
-                                (cfg_.base_precision == BasePrecision::kBf16 ? " in bf16" : "") + ")"
+                                (cfg_.base_precision != BasePrecision::kFp32 ? " in " + enum_name(cfg_.base_precision) : "") + ")"
                           : "";
     progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters" + lora + ", " +
                    where +

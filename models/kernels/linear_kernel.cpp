@@ -71,7 +71,7 @@ bool fast_linear_supported(const torch::Tensor& x, const torch::Tensor& weight) 
 
 torch::Tensor fast_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   if (weight.scalar_type() != x.scalar_type() && !compat::is_autocast_enabled(x.device().type())) {
-    return low_precision_linear(x, weight, bias);  // a frozen base stored in bf16
+    return low_precision_linear(x, weight, bias);  // a frozen base stored in bf16 (int8 goes through apply_linear)
   }
   if (!fast_linear_supported(x, weight) || (bias.defined() && bias.scalar_type() != torch::kFloat)) {
     return torch::linear(x, weight, bias);

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "models/kernels/attention_kernel.h"
-#include "models/kernels/linear_kernel.h"
+#include "models/kernels/low_precision_linear.h"
 #include "models/kernels/sdpa.h"
 
 namespace lmzoo {
@@ -69,7 +69,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
                                          const torch::Tensor& position_bias) {
   const int64_t B = x.size(0), T = x.size(1), P = cache ? cache->length() : 0;
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;
-  auto qkv_all = with_lora(fast_linear(x, c_attn->weight, c_attn->bias), x,
+  auto qkv_all = with_lora(apply_linear(x, c_attn), x,
                            {{lora_q, q_width}, {lora_k, kv_width}, {lora_v, kv_width}});  // (B, T, (nh + 2 n_kv) * hs)
   // split_with_sizes (not select) so that backward concatenates the three gradients in one op.
   auto qkv = qkv_all.split_with_sizes({q_width, kv_width, kv_width}, -1);
@@ -96,7 +96,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
     }
     if (fused_causal_attention_supported(fused_input, n_head_)) {
       auto y = fused_causal_attention(fused_input, n_head_, scale_);  // (B, T, C)
-      return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});
+      return with_lora(apply_linear(y, c_proj), y, {{lora_o, c_proj->weight.size(0)}});
     }
   }
   q = q.transpose(1, 2);  // (B, nh, T, hs)
@@ -111,7 +111,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
     cache->v = v;
   }
   auto y = attend(q, k, v, mask, position_bias, scale_, attn_dropout);  // (B, T, nh*hs)
-  return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
+  return with_lora(apply_linear(y, c_proj), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
 }
 
 std::vector<LoraTarget> SelfAttentionImpl::lora_parts() {
@@ -152,7 +152,7 @@ CrossAttentionImpl::CrossAttentionImpl(const ModelConfig& config)
 
 LayerKVCache CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
   const int64_t B = memory.size(0), S = memory.size(1), kv_width = n_kv_head_ * head_dim_;
-  auto kv = with_lora(fast_linear(memory, c_kv->weight, c_kv->bias), memory, {{lora_k, kv_width}, {lora_v, kv_width}})
+  auto kv = with_lora(apply_linear(memory, c_kv), memory, {{lora_k, kv_width}, {lora_v, kv_width}})
                 .chunk(2, -1);  // 2 x (B, S, n_kv*hs)
   return {kv[0].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2),   // (B, n_kv, S, hs)
           kv[1].view({B, S, n_kv_head_, head_dim_}).transpose(1, 2)};  // (B, n_kv, S, hs)
@@ -169,11 +169,11 @@ torch::Tensor CrossAttentionImpl::forward(const torch::Tensor& x, const torch::T
     kv = project_memory(memory);
     if (cache) *cache = kv;
   }
-  auto q = with_lora(fast_linear(x, c_q->weight, c_q->bias), x, {{lora_q, n_head_ * head_dim_}})
+  auto q = with_lora(apply_linear(x, c_q), x, {{lora_q, n_head_ * head_dim_}})
                .view({B, T, n_head_, head_dim_})
                .transpose(1, 2);  // (B, nh, T, hs)
   auto y = attend(q, kv.k, kv.v, {blocked, false}, torch::Tensor(), scale_, attn_dropout);  // (B, T, nh*hs)
-  return with_lora(fast_linear(y, c_proj->weight, c_proj->bias), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
+  return with_lora(apply_linear(y, c_proj), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
 }
 
 std::vector<LoraSite> SelfAttentionImpl::lora_sites() const {

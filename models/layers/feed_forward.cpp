@@ -2,7 +2,7 @@
 #include "models/layers/feed_forward.h"
 
 #include "models/kernels/activation_kernel.h"
-#include "models/kernels/linear_kernel.h"
+#include "models/kernels/low_precision_linear.h"
 
 namespace lmzoo {
 
@@ -31,11 +31,11 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   const int64_t ff = c_fc->weight.size(0);
-  auto h = apply_activation(with_lora(fast_linear(x, c_fc->weight, c_fc->bias), x, {{lora_fc, ff}}),
+  auto h = apply_activation(with_lora(apply_linear(x, c_fc), x, {{lora_fc, ff}}),
                             activation_);  // (B, T, ff)
-  if (c_fc_lin) h = h * with_lora(fast_linear(x, c_fc_lin->weight, c_fc_lin->bias), x, {{lora_fc_lin, ff}});
+  if (c_fc_lin) h = h * with_lora(apply_linear(x, c_fc_lin), x, {{lora_fc_lin, ff}});
   if (hidden_dropout) h = hidden_dropout(h);
-  return with_lora(fast_linear(h, c_proj->weight, c_proj->bias), h, {{lora_proj, c_proj->weight.size(0)}});
+  return with_lora(apply_linear(h, c_proj), h, {{lora_proj, c_proj->weight.size(0)}});
 }
 
 std::vector<LoraTarget> FeedForwardImpl::lora_parts() const {
