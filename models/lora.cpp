@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "models/kernels/linear_kernel.h"
+#include "models/kernels/low_precision_linear.h"
 #include "models/layers/attention.h"
 #include "models/layers/feed_forward.h"
 
@@ -87,8 +88,7 @@ void merge_lora_part(torch::nn::Module& owner, const std::string& name, const to
   if (adapter.is_empty()) return;
   {
     torch::NoGradGuard no_grad;
-    auto rows = linear->weight.narrow(0, row_offset, adapter->lora_B.size(0));  // (out part, in)
-    rows.copy_(rows.to(torch::kFloat) + adapter->weight_delta().to(torch::kFloat));
+    add_to_weight_rows(linear, row_offset, adapter->weight_delta());  // (out part, in), in the weight's storage
   }
   owner.unregister_module(name);
   adapter = nullptr;

@@ -202,7 +202,7 @@ TEST_CASE("CUDA: checkpointed blocks replay their dropout masks: loss, gradients
   }
 }
 
-TEST_CASE("CUDA: LoRA on a bf16 base: loss and adapter gradients equal the CPU's, merged equals unmerged",
+TEST_CASE("CUDA: LoRA on a bf16 or int8 base: loss and adapter gradients equal the CPU's, merged equals unmerged",
           "[.cuda][cuda][lora]") {
   LMZOO_SKIP_UNLESS_CUDA();
   configure_device_math(kCuda, /*tf32=*/false);
@@ -210,6 +210,8 @@ TEST_CASE("CUDA: LoRA on a bf16 base: loss and adapter gradients equal the CPU's
   lora.lora_rank = 4;
   lora.lora_dropout = 0.0;
   lora.lora_targets = "all-linear";
+  const BasePrecision precision = GENERATE(BasePrecision::kBf16, BasePrecision::kInt8);
+  INFO("base precision " << enum_name(precision));
   for (const ModelConfig& config : {tiny_gpt_config(), tiny_t5_config(/*gated=*/true)}) {
     INFO(config.arch);
     torch::manual_seed(56);
@@ -230,7 +232,7 @@ TEST_CASE("CUDA: LoRA on a bf16 base: loss and adapter gradients equal the CPU's
     }
     for (AnyModel* m : {&cpu, &gpu}) {
       freeze_all_but_trainable(*m, lora);
-      lower_frozen_projections(*m, BasePrecision::kBf16);
+      lower_frozen_projections(*m, precision);  // on the CPU for both: the same stored values
       m->module()->eval();  // no dropout: the two devices draw different masks
     }
     gpu.module()->to(kCuda);
@@ -257,7 +259,7 @@ TEST_CASE("CUDA: LoRA on a bf16 base: loss and adapter gradients equal the CPU's
       CHECK((gpu_params[p.key()].grad().cpu() - g).abs().max().item<double>() <= 1e-3 * scale);
     }
     CHECK(adapters > 0);
-    // Folding the adapters into the (bf16) weights on the GPU keeps the forward within bf16 rounding of the weights.
+    // Folding the adapters into the (bf16, int8) weights on the GPU keeps the forward within their rounding.
     torch::NoGradGuard no_grad;
     const double unmerged = task_loss(gpu, batch.to(kCuda)).item<double>();
     merge_lora(*gpu.module());

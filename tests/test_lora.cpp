@@ -428,6 +428,39 @@ TEST_CASE("LoRA: --base-precision bf16 or int8 stores the frozen projections so 
   }
 }
 
+TEST_CASE("int8 frozen weight: the product uses its scales; a merged delta requantizes only its rows", "[lora]") {
+  torch::manual_seed(11);
+  torch::nn::Linear layer(torch::nn::LinearOptions(8, 6).bias(true));
+  layer->weight.set_requires_grad(false);
+  layer->bias.set_requires_grad(false);
+  const auto original = layer->weight.clone();  // (6, 8)
+  quantize_frozen_weight_int8(layer);
+  REQUIRE(layer->weight.scalar_type() == torch::kChar);
+  auto scale_of = [&] { return layer->named_buffers(false)[kWeightScaleBuffer].clone(); };  // (6)
+  const auto scale = scale_of();
+  const auto dequantized = layer->weight.to(torch::kFloat) * scale.unsqueeze(1);  // (6, 8)
+  // The product: x (q s)^T + b, by hand from the stored values; and its input gradient (q s)^T applied to dy.
+  const auto x = torch::randn({3, 8}).requires_grad_(true);
+  const auto y = apply_linear(x, layer);
+  CHECK(torch::allclose(y, x.detach().matmul(dequantized.t()) + layer->bias, 1e-6, 1e-6));
+  y.sum().backward();
+  CHECK(torch::allclose(x.grad(), dequantized.sum(0).expand({3, 8}), 1e-6, 1e-6));
+  // A delta on rows 2..5 (an adapter's part): rows 0 and 1 keep their bytes and scales; the others hold the sum
+  // within half a step of their new scale.
+  const auto delta = torch::randn({4, 8}) * 0.5;
+  add_to_weight_rows(layer, 2, delta);
+  const auto after = scale_of();
+  CHECK(torch::equal(layer->weight.narrow(0, 0, 2), (dequantized.narrow(0, 0, 2) / scale.narrow(0, 0, 2).unsqueeze(1))
+                                                         .round()
+                                                         .to(torch::kChar)));
+  CHECK(torch::equal(after.narrow(0, 0, 2), scale.narrow(0, 0, 2)));
+  const auto expected = dequantized.narrow(0, 2, 4) + delta;  // (4, 8)
+  const auto got = layer->weight.narrow(0, 2, 4).to(torch::kFloat) * after.narrow(0, 2, 4).unsqueeze(1);
+  CHECK(((got - expected).abs() - after.narrow(0, 2, 4).unsqueeze(1) / 2).max().item<double>() <= 1e-6);
+  CHECK(torch::allclose(after.narrow(0, 2, 4), std::get<0>(expected.abs().max(1)) / 127.0));
+  CHECK((original - dequantized).abs().max().item<double>() <= scale.max().item<double>() / 2 + 1e-6);
+}
+
 TEST_CASE("LoRA runs with --base-precision bf16 and int8 train", "[lora]") {
   const Fixture& f = tiny_corpus("bpe");
   TempDir dir;

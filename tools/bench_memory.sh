@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Peak resident memory and speed of fine-tuning on this machine, beside the memory estimate's prediction: GPT-2 124M
 # at contexts 512 and 1024, batch 4, as a full fine-tune, with activation checkpointing, with LoRA (rank 8 on q,v)
-# and with LoRA + checkpointing + a bf16 base; and a TinyLlama-1.1B-shaped model (random weights) with LoRA +
-# checkpointing + a bf16 base at context 512, batch 1. Every configuration runs ROUNDS times (default 3), each run
+# and with LoRA + checkpointing + a bf16 base (at 512 also an int8 base); and a TinyLlama-1.1B-shaped model (random
+# weights) with LoRA + checkpointing + a bf16 or an int8 base at context 512, batch 1. Every configuration runs ROUNDS times (default 3), each run
 # its own process, rounds alternating over the configurations; prints a markdown table of the medians.
 # A setting whose feature the trainer does not carry out is reported as not landed, never run as something else.
 # Usage: tools/bench_memory.sh [ROUNDS] [STEPS]   (env: LMZOO=path/to/lmzoo, THREADS=N, KEEP=file for the JSON
@@ -31,7 +31,8 @@ for path in files:
             order.append(j["name"])
             rows[j["name"]] = []
         rows[j["name"]].append(j)
-settings = ["full fine-tune", "checkpointing", "LoRA r8 q,v", "LoRA + checkpointing + bf16 base"]
+settings = ["full fine-tune", "checkpointing", "LoRA r8 q,v", "LoRA + checkpointing + bf16 base",
+            "LoRA + checkpointing + int8 base", "bf16 base", "int8 base"]
 def place(name):  # GPT-2 by context, its settings in the script's order; TinyLlama last
     rank = next((i for i, s in enumerate(settings) if name.endswith(s)), len(settings))
     return ("tinyllama" in name, 1024 if "ctx 1024" in name else 512, rank)
@@ -75,17 +76,20 @@ GPT2="--preset gpt2 --batch-size 4"
 LORA="--lora-rank 8 --lora-targets q,v"
 CKPT="--activation-checkpointing blocks"
 BF16="--base-precision bf16"
+INT8="--base-precision int8"
 # name|flags
 CONFIGS=(
   "gpt2 ctx 512, full fine-tune|$GPT2 --seq-len 512"
   "gpt2 ctx 512, checkpointing|$GPT2 --seq-len 512 $CKPT"
   "gpt2 ctx 512, LoRA r8 q,v|$GPT2 --seq-len 512 $LORA"
   "gpt2 ctx 512, LoRA + checkpointing + bf16 base|$GPT2 --seq-len 512 $LORA $CKPT $BF16"
+  "gpt2 ctx 512, LoRA + checkpointing + int8 base|$GPT2 --seq-len 512 $LORA $CKPT $INT8"
   "gpt2 ctx 1024, full fine-tune|$GPT2 --seq-len 1024"
   "gpt2 ctx 1024, checkpointing|$GPT2 --seq-len 1024 $CKPT"
   "gpt2 ctx 1024, LoRA r8 q,v|$GPT2 --seq-len 1024 $LORA"
   "gpt2 ctx 1024, LoRA + checkpointing + bf16 base|$GPT2 --seq-len 1024 $LORA $CKPT $BF16"
   "tinyllama-1.1b ctx 512 batch 1, LoRA r8 + checkpointing + bf16 base|--preset tinyllama-1.1b --seq-len 512 --batch-size 1 --lora-rank 8 $CKPT $BF16"
+  "tinyllama-1.1b ctx 512 batch 1, LoRA r8 + checkpointing + int8 base|--preset tinyllama-1.1b --seq-len 512 --batch-size 1 --lora-rank 8 $CKPT $INT8"
 )
 
 bench() {  # bench FLAGS...: the JSON line of one run
@@ -95,7 +99,8 @@ bench() {  # bench FLAGS...: the JSON line of one run
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 # Whether the trainer carries out each feature, from short runs of gpt-nano: LoRA leaves fewer parameters trainable
-# than the model has; a bf16 base stores fewer parameter bytes than 4 per parameter; checkpointing lowers the peak
+# than the model has; a bf16 base stores fewer parameter bytes than 4 per parameter, an int8 one fewer than the bf16
+# one; checkpointing lowers the peak
 # RSS by at least half of what the estimate says it saves.
 probe="--preset gpt-nano --vocab-size 2000 --batch-size 64 --steps 2 --skip 1 --device cpu --json --threads 1"
 # shellcheck disable=SC2086
@@ -104,12 +109,15 @@ full=$("$LMZOO" bench $probe 2>/dev/null | tail -n 1)
 ckpt=$("$LMZOO" bench $probe $CKPT 2>/dev/null | tail -n 1)
 # shellcheck disable=SC2086
 bf16=$("$LMZOO" bench $probe --lora-rank 8 $BF16 2>/dev/null | tail -n 1) || bf16='{}'
-LANDED=$(python3 - "$full" "$ckpt" "$bf16" <<'PY'
+# shellcheck disable=SC2086
+int8=$("$LMZOO" bench $probe --lora-rank 8 $INT8 2>/dev/null | tail -n 1) || int8='{}'
+LANDED=$(python3 - "$full" "$ckpt" "$bf16" "$int8" <<'PY'
 import json, sys
-full, ckpt, bf16 = (json.loads(a) for a in sys.argv[1:])
+full, ckpt, bf16, int8 = (json.loads(a) for a in sys.argv[1:])
 landed = []
 if bf16.get("trainable_parameters", full["trainable_parameters"]) < full["trainable_parameters"]: landed.append("lora")
 if "lora" in landed and bf16["parameter_bytes"] < 4 * full["trainable_parameters"]: landed.append("bf16")
+if "bf16" in landed and int8.get("parameter_bytes", bf16["parameter_bytes"]) < bf16["parameter_bytes"]: landed.append("int8")
 predicted_saving = full["predicted_peak_bytes"] - ckpt["predicted_peak_bytes"]
 if predicted_saving > 0 and full["peak_rss_bytes"] - ckpt["peak_rss_bytes"] > 0.5 * predicted_saving:
     landed.append("checkpointing")
@@ -122,7 +130,8 @@ missing() {  # missing FLAGS: the features FLAGS asks for that have not landed, 
   local out=()
   [[ "$1" == *--lora-rank* && " $LANDED " != *" lora "* ]] && out+=("LoRA")
   [[ "$1" == *--activation-checkpointing* && " $LANDED " != *" checkpointing "* ]] && out+=("checkpointing")
-  [[ "$1" == *--base-precision* && " $LANDED " != *" bf16 "* ]] && out+=("bf16 base")
+  [[ "$1" == *"$BF16"* && " $LANDED " != *" bf16 "* ]] && out+=("bf16 base")
+  [[ "$1" == *"$INT8"* && " $LANDED " != *" int8 "* ]] && out+=("int8 base")
   local IFS=,
   echo "${out[*]}"
 }

@@ -37,26 +37,50 @@ torch::Tensor low_precision_linear(const torch::Tensor& x, const torch::Tensor& 
   return bias.defined() ? y + bias.to(y.scalar_type()) : y;
 }
 
+namespace {
+
+// Rows W (n, K) fp32 -> (int8 rows (n, K), scales (n)): symmetric, max |row| / 127; an all-zero row gets scale 1.
+std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& w) {
+  auto scale = std::get<0>(w.abs().max(/*dim=*/1)) / 127.0;                                // (n)
+  scale = torch::where(scale > 0, scale, torch::ones_like(scale));
+  auto q = torch::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(torch::kChar);        // (n, K)
+  return {q, scale};
+}
+
+torch::Tensor weight_scale(const torch::nn::Linear& layer) {
+  const auto buffers = layer->named_buffers(/*recurse=*/false);
+  const torch::Tensor* scale = buffers.find(kWeightScaleBuffer);
+  TORCH_CHECK(scale != nullptr, "an int8 weight without its ", kWeightScaleBuffer);
+  return *scale;
+}
+
+}  // namespace
+
 void quantize_frozen_weight_int8(const torch::nn::Linear& layer) {
   auto& weight = layer->weight;
   if (weight.requires_grad() || weight.scalar_type() == torch::kChar) return;
   torch::NoGradGuard no_grad;
-  const auto w = weight.to(torch::kFloat);                                                    // (N, K)
-  auto scale = std::get<0>(w.abs().max(/*dim=*/1)) / 127.0;                                  // (N)
-  scale = torch::where(scale > 0, scale, torch::ones_like(scale));                            // an all-zero row: 1
-  const auto q = torch::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(torch::kChar);     // (N, K)
+  auto [q, scale] = quantize_rows(weight.to(torch::kFloat));
   weight.set_data(q);
   layer.ptr()->register_buffer(kWeightScaleBuffer, scale);
 }
 
+void add_to_weight_rows(const torch::nn::Linear& layer, int64_t row_offset, const torch::Tensor& delta) {
+  torch::NoGradGuard no_grad;
+  auto rows = layer->weight.narrow(0, row_offset, delta.size(0));  // (n, K)
+  if (rows.scalar_type() != torch::kChar) {
+    rows.copy_(rows.to(torch::kFloat) + delta.to(torch::kFloat));
+    return;
+  }
+  auto scales = weight_scale(layer).narrow(0, row_offset, delta.size(0));  // (n)
+  auto [q, scale] = quantize_rows(rows.to(torch::kFloat) * scales.unsqueeze(1) + delta.to(torch::kFloat));
+  rows.copy_(q);
+  scales.copy_(scale);
+}
+
 torch::Tensor apply_linear(const torch::Tensor& x, const torch::nn::Linear& layer) {
   const auto& weight = layer->weight;
-  if (weight.scalar_type() == torch::kChar) {
-    const auto buffers = layer->named_buffers(/*recurse=*/false);
-    const torch::Tensor* scale = buffers.find(kWeightScaleBuffer);
-    TORCH_CHECK(scale != nullptr, "an int8 weight without its ", kWeightScaleBuffer);
-    return low_precision_linear(x, weight, layer->bias, *scale);
-  }
+  if (weight.scalar_type() == torch::kChar) return low_precision_linear(x, weight, layer->bias, weight_scale(layer));
   return fast_linear(x, weight, layer->bias);
 }
 

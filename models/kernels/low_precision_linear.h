@@ -18,6 +18,10 @@ torch::Tensor low_precision_linear(const torch::Tensor& x, const torch::Tensor& 
 // scale 1), with the scales as its kWeightScaleBuffer buffer. A weight that trains or is already int8 is left.
 void quantize_frozen_weight_int8(const torch::nn::Linear& layer);
 
+// Adds DELTA (n, K) to rows [row_offset, row_offset + n) of LAYER's weight in its storage: fp32 and bf16 rounded to
+// their dtype, int8 rows quantized afresh with new scales for those rows. No gradient.
+void add_to_weight_rows(const torch::nn::Linear& layer, int64_t row_offset, const torch::Tensor& delta);
+
 // LAYER applied to x: low_precision_linear where its weight is stored in low precision (bf16, or int8 with its
 // scales), else fast_linear.
 torch::Tensor apply_linear(const torch::Tensor& x, const torch::nn::Linear& layer);
