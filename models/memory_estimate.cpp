@@ -298,6 +298,12 @@ void training_parameters(const ModelConfig& c, const TrainingPlan& plan, MemoryE
   }
   e.weights = kBytesPerElement * (double(e.parameters) - lowered_elements + adapters + widest) +
               double(plan.base_element_bytes) * lowered_elements;
+  // Lowering the fp32 model one projection at a time: the largest one's bf16 copy, or its fp32 quotient by the
+  // scales with the int8 result.
+  if (plan.low_precision_base()) {
+    const double bytes = double(plan.base_element_bytes);
+    e.loading += (bytes == 1 ? kBytesPerElement + bytes : bytes) * widest;
+  }
 }
 
 // Elements of the LM head's weight gradient where that weight trains (a full fine-tune, or a --trainable part naming

@@ -27,7 +27,8 @@
 // - runtime: a host process's own memory beside the tensors (with_host_runtime: LibTorch's code and data, the
 //   allocator's pools), measured; 0 otherwise.
 // - loading: every parameter in fp32 (4 bytes each), as the model is built or its checkpoint read, before a bf16
-//   or int8 base is lowered; more than the sum of the parts above only under such a base.
+//   or int8 base is lowered, plus what lowering the largest projection adds (bf16: its copy; int8: its fp32
+//   quotient by the scales and the int8 result); more than the sum of the parts above only under such a base.
 // - total() is the peak the run's tensors reach: the sum of the parts, or loading where that is more, plus runtime
 //   where it is set.
 #pragma once

@@ -221,12 +221,16 @@ TEST_CASE("memory estimate: LoRA, a bf16 base and checkpointing match sums worke
   const MemoryEstimate int8_base = estimate_memory(c, w);
   CHECK(int8_base.weights == 4 * (params - projections + adapters + 4096) + 1 * projections);
   CHECK(int8_base.activations == lora.activations);
+  // Lowered one projection at a time after the fp32 load: the largest one's fp32 quotient and int8 result beside
+  // the fp32 weights (bf16: its bf16 copy, below).
+  CHECK(int8_base.loading == 4 * params + (4 + 1) * 4096);
   w.plan.base_element_bytes = 2;
   CHECK(lora.optimizer == 8 * (adapters + 5 * 32));
-  // Built (or read from model.pt) in fp32 before the lowering: every parameter at 4 bytes, the peak where that
-  // exceeds the running parts.
-  CHECK(lora.loading == 4 * params);
-  CHECK(lora.total() == std::max(lora.weights + lora.gradients + lora.optimizer + lora.activations, 4 * params));
+  // Built (or read from model.pt) in fp32 before the lowering: every parameter at 4 bytes and the largest
+  // projection's bf16 copy, the peak where that exceeds the running parts.
+  CHECK(lora.loading == 4 * params + 2 * 4096);
+  CHECK(lora.total() ==
+        std::max(lora.weights + lora.gradients + lora.optimizer + lora.activations, 4 * params + 2 * 4096));
   w.plan = {};
 
   // Checkpointing every block: each keeps its 32-wide input; one block's 576 are live again during its recompute,

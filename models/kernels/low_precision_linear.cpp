@@ -40,11 +40,13 @@ torch::Tensor low_precision_linear(const torch::Tensor& x, const torch::Tensor& 
 namespace {
 
 // Rows W (n, K) fp32 -> (int8 rows (n, K), scales (n)): symmetric, max |row| / 127; an all-zero row gets scale 1.
+// One fp32 temporary of W's size at a time (rounded and clamped in place): the peak while a base is lowered.
 std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& w) {
-  auto scale = std::get<0>(w.abs().max(/*dim=*/1)) / 127.0;                                // (n)
+  auto scale = std::get<0>(w.abs().max(/*dim=*/1)) / 127.0;  // (n)
   scale = torch::where(scale > 0, scale, torch::ones_like(scale));
-  auto q = torch::round(w / scale.unsqueeze(1)).clamp(-127, 127).to(torch::kChar);        // (n, K)
-  return {q, scale};
+  auto steps = w / scale.unsqueeze(1);  // (n, K)
+  steps.round_().clamp_(-127, 127);
+  return {steps.to(torch::kChar), scale};
 }
 
 torch::Tensor weight_scale(const torch::nn::Linear& layer) {
