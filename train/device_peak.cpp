@@ -35,7 +35,12 @@ void reset_peak_device_memory(const torch::Device& device) {
 #endif
 }
 
-// c10's CPU allocator with a count of the bytes its allocations hold now and at most.
+class CountingCpuAllocator;
+CountingCpuAllocator* g_cpu_counter = nullptr;  // set once by count_cpu_tensor_bytes, never freed
+
+// c10's CPU allocator with a count of the bytes its allocations hold now and at most. Each block carries its size in
+// a header before the data, so that a DataPtr's context is its data: LibTorch's raw_allocate (which 2.x's CPU
+// kernels call) asserts that, and its raw_deallocate frees through raw_deleter().
 class CountingCpuAllocator final : public at::Allocator {
  public:
   explicit CountingCpuAllocator(at::Allocator* base) : base_(base) {}
@@ -45,33 +50,33 @@ class CountingCpuAllocator final : public at::Allocator {
   // LibTorch 1.13 declares allocate const, 2.x not: one of the two overrides it.
   at::DataPtr allocate(size_t n) const { return counted(n); }
   at::DataPtr allocate(size_t n) { return counted(n); }
+  at::DeleterFnPtr raw_deleter() const override { return &release; }
   void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
 
  private:
-  struct Allocation {
-    at::DataPtr base;
-    int64_t bytes;
-    const CountingCpuAllocator* owner;
-  };
+  static constexpr size_t kHeader = 64;  // the size, padded to c10's 64-byte alignment
   at::DataPtr counted(size_t n) const {
-    auto* allocation = new Allocation{base_->allocate(n), int64_t(n), this};
+    auto* block = static_cast<char*>(base_->raw_allocate(n + kHeader));
+    std::memcpy(block, &n, sizeof n);
     const int64_t now = live_.fetch_add(int64_t(n)) + int64_t(n);
     int64_t peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
     }
-    return at::DataPtr(allocation->base.get(), allocation, &release, at::Device(at::kCPU));
+    void* data = block + kHeader;
+    return at::DataPtr(data, data, &release, at::Device(at::kCPU));
   }
-  static void release(void* context) {
-    auto* allocation = static_cast<Allocation*>(context);
-    allocation->owner->live_.fetch_sub(allocation->bytes);
-    delete allocation;
+  static void release(void* data) {
+    if (data == nullptr) return;
+    char* block = static_cast<char*>(data) - kHeader;
+    size_t n = 0;
+    std::memcpy(&n, block, sizeof n);
+    g_cpu_counter->live_.fetch_sub(int64_t(n));
+    g_cpu_counter->base_->raw_deallocate(block);
   }
   at::Allocator* base_;
   mutable std::atomic<int64_t> live_{0};
   mutable std::atomic<int64_t> peak_{0};
 };
-
-CountingCpuAllocator* g_cpu_counter = nullptr;  // set once by count_cpu_tensor_bytes, never freed
 
 }  // namespace
 
