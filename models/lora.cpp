@@ -87,7 +87,7 @@ void merge_lora_part(torch::nn::Module& owner, const std::string& name, const to
                      int64_t row_offset, LoraAdapter& adapter) {
   if (adapter.is_empty()) return;
   {
-    torch::NoGradGuard no_grad;
+    torch::NoGradGuard no_grad;  // the delta too: no graph for it
     add_to_weight_rows(linear, row_offset, adapter->weight_delta());  // (out part, in), in the weight's storage
   }
   owner.unregister_module(name);

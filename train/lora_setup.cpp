@@ -1,5 +1,5 @@
-// LoRA runs: adapters attached and the rest frozen, frozen projections lowered to bf16 or int8, the adapter file written
-// and read by name, and the base weights' digest.
+// LoRA runs: adapters attached and the rest frozen, frozen projections lowered to bf16 or int8, the adapter file
+// written and read by name, and the base weights' digest.
 #include "train/lora_setup.h"
 
 #include <cstdio>

@@ -49,7 +49,9 @@ std::vector<std::string> memory_report_lines(const MemoryEstimate& e, const Mode
   out.push_back(line("weights", e.weights,
                      "(" + std::to_string(e.parameters) + " parameters" +
                          (lora ? " + LoRA rank " + std::to_string(plan.lora.rank) + " adapters" : "") +
-                         (plan.low_precision_base() ? ", frozen projections " + enum_name(cfg.base_precision) : ", fp32") + ")"));
+                         (plan.low_precision_base() ? ", frozen projections " + enum_name(cfg.base_precision)
+                                                    : ", fp32") +
+                         ")"));
   out.push_back(line("gradients", e.gradients,
                      "(fp32, those of the " + std::to_string(e.trainable) + " trainable parameters live at the peak)"));
   out.push_back(line("optimizer", e.optimizer, "(AdamW exp_avg and exp_avg_sq of the trainable parameters)"));
@@ -59,8 +61,10 @@ std::vector<std::string> memory_report_lines(const MemoryEstimate& e, const Mode
                          " blocks checkpointed" + (lora ? "; adapters' inputs and middles" : "") + ")"));
   if (e.runtime > 0) out.push_back(line("runtime", e.runtime, "(LibTorch and the process, measured)"));
   if (e.loading > e.running()) {
-    out.push_back(line("loading", e.loading, "(the peak: every parameter in fp32 while the model is built or read, "
-                                             "before its frozen projections are lowered to " + enum_name(cfg.base_precision) + ")"));
+    out.push_back(line("loading", e.loading,
+                       "(the peak: every parameter in fp32 while the model is built or read, before its frozen "
+                       "projections are lowered to " +
+                           enum_name(cfg.base_precision) + ")"));
   }
   out.push_back(line("total", e.total(), "(predicted peak " + std::string(device.is_cpu() ? "resident memory" : "GPU memory allocated") + " on " + device.str() + ")"));
   return out;
