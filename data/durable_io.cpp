@@ -3,6 +3,7 @@
 #include "data/durable_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,8 +127,31 @@ void replace_file_durably(const std::string& path, const std::string& bytes) {
   replace_file_durably(path, [&bytes](DurableFile& file) { file.write(bytes.data(), bytes.size()); });
 }
 
+// The pid in NAME when it is .PREFIX.tmp-PID or .PREFIX.tmp-PID-N, else 0.
+static pid_t staging_pid(const std::string& name, const std::string& prefix) {
+  const std::string head = "." + prefix + ".tmp-";
+  if (name.compare(0, head.size(), head) != 0) return 0;
+  const std::string rest = name.substr(head.size());
+  const size_t digits = rest.find_first_not_of("0123456789");
+  if (digits == 0 || (digits != std::string::npos && rest[digits] != '-') || rest.size() > 24) return 0;
+  return pid_t(std::stoll(rest.substr(0, digits)));
+}
+
+void remove_dead_processes_siblings(const std::string& target) noexcept {
+  try {
+    const fs::path absolute = absolute_target(target);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(absolute.parent_path(), ec)) {
+      const pid_t pid = staging_pid(entry.path().filename().string(), absolute.filename().string());
+      if (pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) remove_tree_quietly(entry.path());
+    }
+  } catch (...) {  // best effort: a directory that cannot be listed keeps its leftovers
+  }
+}
+
 StagedDirectory::StagedDirectory(std::string target) : target_(std::move(target)) {
   const fs::path absolute = absolute_target(target_);
+  remove_dead_processes_siblings(target_);
   const fs::path parent = absolute.parent_path();
   std::error_code ec;
   for (fs::path p = parent; p.has_relative_path() && !fs::exists(p, ec); p = p.parent_path()) created_ = p.string();

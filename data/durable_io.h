@@ -62,7 +62,7 @@ void replace_file_durably(const std::string& path, const std::string& bytes);
 // A directory written under a hidden sibling of TARGET (.NAME.tmp-PID) and moved into place whole by commit():
 // renamed to TARGET when TARGET is absent or empty, else its files renamed over TARGET's, LAST_FILE last. Parent
 // directories are created; when not committed (a failure), the sibling and the parents this object created are
-// removed and TARGET is left as it was.
+// removed and TARGET is left as it was. Siblings of TARGET that dead processes left are removed first.
 class StagedDirectory {
  public:
   explicit StagedDirectory(std::string target);  // throws "cannot create PATH: cause"
@@ -80,6 +80,9 @@ class StagedDirectory {
   std::string target_, staging_, created_;  // created_: the outermost parent this object made, or ""
   bool committed_ = false;
 };
+// Removes the hidden siblings .NAME.tmp-PID and .NAME.tmp-PID-N of TARGET that processes no longer alive left
+// behind (killed, or stopped by a second Ctrl-C mid-write); those of live processes stay. Errors are ignored.
+void remove_dead_processes_siblings(const std::string& target) noexcept;
 // mkdir (the parent must exist); throws "cannot create PATH: ..." (EEXIST included).
 void make_directory(const std::string& path);
 // fsyncs a directory so that the entries created, renamed or removed in it survive a power loss.

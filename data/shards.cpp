@@ -21,6 +21,7 @@
 #include "data/corpus.h"
 #include "data/tokenizer.h"
 #include "data/durable_io.h"
+#include "data/interrupt.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "token shards are little-endian; this host is not");
 
@@ -419,6 +420,7 @@ int64_t encode_corpus(const PrepareOptions& o, const Tokenizer& tokenizer, const
   };
   bool blank = true, empty = true;  // only whitespace so far; nothing at all so far
   for_each_chunk(files, o.chunk_bytes, [&](const std::string& text, bool end_of_document) {
+    throw_if_interrupted("preparing");  // Ctrl-C: the staged directory is removed on the way out
     blank = blank && text.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
     empty = empty && text.empty();
     batch.texts.push_back(text);
@@ -511,6 +513,7 @@ PrepareResult prepare_data(const PrepareOptions& o) {
   }
   const std::vector<std::string> files = list_input_files(o.inputs);
   PrepareResult result;
+  InterruptChecks interrupt_checks;  // a first SIGINT/SIGTERM stops at the next chunk and leaves nothing behind
   write_prepared_dir(o.out_dir, tokenizer, [&](const std::string& dir) {
     PrepareOptions staged = o;
     staged.out_dir = dir;

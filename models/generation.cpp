@@ -12,9 +12,12 @@
 namespace lmzoo {
 
 int64_t sample_next_token(const torch::Tensor& logits_in, const SamplingOptions& options, at::Generator& generator) {
-  auto logits = logits_in.to(torch::kCPU, torch::kFloat).clone();  // (V)
+  auto logits = logits_in.to(torch::kCPU, torch::kFloat);  // (V)
   if (options.temperature <= 0.0) return logits.argmax().item<int64_t>();
-  logits /= options.temperature;
+  // In fp64, less the largest: the largest scales to 0 and the rest to <= 0 at any positive temperature (in fp32 a
+  // temperature near 0 makes the logits +inf and the probabilities NaN).
+  logits = logits.to(torch::kDouble);
+  logits = (logits - logits.max()) / options.temperature;
   const double neg_inf = -std::numeric_limits<double>::infinity();
   if (options.top_k > 0 && options.top_k < logits.size(0)) {
     auto kth = std::get<0>(logits.topk(options.top_k)).min();

@@ -201,20 +201,29 @@ TrainingActivations training_activations(const ModelConfig& c, const Workload& w
 
 namespace {
 
-// Inference: one block's tensors at a time, the residual stream beside them, and the pass's logits.
+// A relative or ALiBi score bias: one (1, nh, T, S) table a stack's layers share, for queries of T tokens over S
+// keys (relative_position.cpp lays it out from one row per distance, so the table is its whole cost).
+double score_bias_table(const ModelConfig& c, double T, double S) {
+  return position_scheme(c.position).score_bias ? double(c.n_head) * T * S : 0.0;
+}
+
+// Inference: one block's tensors at a time, the residual stream beside them, the pass's logits and the stack's
+// score bias (shared by the rows).
 double inference_activation_elements(const ModelConfig& c, const Workload& w) {
-  const double rows = double(w.sequences), T = double(w.length), d = double(c.d_model);
+  const double rows = double(w.sequences), T = double(w.length), d = double(c.d_model), P = double(w.cached);
   const double block = feed_forward_part(c) + d;
   // A pass over T tokens at once (the prompt), and a cached step of one token over the whole cache.
   const double pass = T * (self_attention_part(c, T) + block + bert_head_part(c) + logits_part(c, w));
+  const double bias = std::max(score_bias_table(c, T, T), score_bias_table(c, 1, P));
   double step = 0;
-  if (c.arch == Arch::kGpt) step = self_attention_part(c, double(w.cached)) + block + logits_part(c, w);
-  if (c.arch != Arch::kT5) return rows * std::max(pass, step);
+  if (c.arch == Arch::kGpt) step = self_attention_part(c, P) + block + logits_part(c, w);
+  if (c.arch != Arch::kT5) return rows * std::max(pass, step) + bias;
   const double Te = double(w.encoder_length);
-  const double encoder = Te * (self_attention_part(c, Te) + block);
-  const double decoder = std::max(pass, self_attention_part(c, double(w.cached)) + block + logits_part(c, w)) +
-                         T * cross_attention_part(c, Te);
-  return rows * (std::max(encoder, decoder) + Te * d);  // the encoder's output stays for every decoder step
+  const double encoder = rows * Te * (self_attention_part(c, Te) + block) + score_bias_table(c, Te, Te);
+  const double decoder =
+      rows * (std::max(pass, self_attention_part(c, P) + block + logits_part(c, w)) + T * cross_attention_part(c, Te)) +
+      bias;
+  return std::max(encoder, decoder) + rows * Te * d;  // the encoder's output stays for every decoder step
 }
 
 // Inference: keys and values of every decoder layer (t5: also of the encoder output) for every row.

@@ -3,6 +3,8 @@
 // stopping, returned log-probs equal full recomputes, batched T5 beams equal one input at a time.
 #include "tests/catch_compat.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,7 +12,9 @@
 
 #include "models/beam_search.h"
 #include "models/generation.h"
+#include "models/memory_estimate.h"
 #include "tests/model_fixtures.h"
+#include "train/device_peak.h"
 
 using namespace lmzoo;
 using lmzoo::test::tiny_gpt_config;
@@ -383,4 +387,55 @@ TEST_CASE("generate: batched T5 beams equal one input at a time and full recompu
   }
   T5 model(tiny_t5_config());
   CHECK_THROWS_AS(beam_search_t5(model, {{}}, BeamSearchOptions{}), std::invalid_argument);
+}
+
+TEST_CASE("generate: a temperature near zero samples the largest logit, with finite probabilities", "[generate]") {
+  const torch::Tensor logits = torch::tensor({1.0f, 3.0f, 2.5f, -1.0f, 3.0f - 1e-6f});
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(7);
+  SamplingOptions o;
+  // logits / 1e-45 overflows fp32 (every positive logit +inf: softmax's inf - inf is NaN); scaled after the
+  // largest is subtracted, in fp64, the largest stays at 0 and the others go to -inf or far below.
+  for (double temperature : {1e-45, 1e-300, 4.9e-324}) {
+    o.temperature = temperature;
+    for (int64_t top_k : {0, 2}) {
+      for (double top_p : {1.0, 0.5}) {
+        o.top_k = top_k;
+        o.top_p = top_p;
+        for (int i = 0; i < 20; ++i) CHECK(sample_next_token(logits, o, generator) == 1);
+      }
+    }
+  }
+  // A huge temperature flattens the distribution: every token is drawn.
+  o.temperature = 1e300;
+  o.top_k = 0;
+  o.top_p = 1.0;
+  std::set<int64_t> drawn;
+  for (int i = 0; i < 400; ++i) drawn.insert(sample_next_token(logits, o, generator));
+  CHECK(drawn.size() == 5);
+}
+
+TEST_CASE("generate: a t5 answer to a long input stays within the memory estimate", "[generate][t5][memory]") {
+  // The encoder's scores over Te x Te positions dominate: the relative position bias must cost one (nh, Te, Te)
+  // table (it cost several (Te, Te) int64 tensors of positions and buckets before), as the estimate counts.
+  count_cpu_tensor_bytes();
+  torch::manual_seed(3);
+  const ModelConfig config = tiny_t5_config();
+  T5 model(config);
+  const int64_t encoder_length = 1200;
+  std::vector<int64_t> input(size_t(encoder_length), 0);
+  for (int64_t i = 0; i < encoder_length; ++i) input[size_t(i)] = 3 + (i * 7) % 90;
+  SamplingOptions greedy;
+  greedy.temperature = 0.0;
+  greedy.max_new_tokens = 3;
+  generate_t5_tokens(model, input, greedy);
+  Workload w;  // as lmzoo generate asks (train/text_generation.cpp)
+  w.use = MemoryUse::kInference;
+  w.length = 1;
+  w.cached = greedy.max_new_tokens;
+  w.encoder_length = encoder_length;
+  const MemoryEstimate estimate = estimate_memory(config, w);
+  const double peak = double(peak_device_memory_bytes(torch::kCPU));
+  INFO("tensors' peak " << peak << " bytes, estimate " << estimate.running());
+  CHECK(peak <= estimate.running());
+  CHECK(peak >= 0.5 * estimate.running());  // the estimate is the peak's size, not a loose ceiling
 }

@@ -35,33 +35,6 @@ RanksResult train_two_ranks(const std::string& args, const TempDir& dir) {
   return r;
 }
 
-// A checkpoint's AdamW state, parameter by parameter in the optimizer's order: (step, exp_avg, exp_avg_sq), step
-// -1 for a parameter without state.
-struct SavedMoments {
-  int64_t step;
-  torch::Tensor exp_avg, exp_avg_sq;
-};
-std::vector<SavedMoments> saved_optimizer(const std::string& checkpoint_dir) {
-  const CheckpointInfo info = read_checkpoint(checkpoint_dir);
-  AnyModel model = load_model(info, torch::kCPU);
-  auto optimizer = make_optimizer(*model.module(), info.train);
-  load_optimizer_state(info, *optimizer);
-  std::vector<SavedMoments> out;
-  for (auto& group : optimizer->param_groups()) {
-    for (auto& p : group.params()) {
-      using Key = std::remove_reference_t<decltype(optimizer->state())>::key_type;
-      const auto it = optimizer->state().find(compat::optimizer_state_key<Key>(p));
-      if (it == optimizer->state().end()) {
-        out.push_back({-1, {}, {}});
-        continue;
-      }
-      const auto& s = static_cast<torch::optim::AdamWParamState&>(*it->second);
-      out.push_back({int64_t(s.step()), s.exp_avg(), s.exp_avg_sq()});
-    }
-  }
-  return out;
-}
-
 void require_same_optimizer_state(const std::string& a, const std::string& b) {
   const auto sa = saved_optimizer(a), sb = saved_optimizer(b);
   REQUIRE(sa.size() == sb.size());

@@ -1,6 +1,7 @@
 // Ctrl-C (SIGINT) and SIGTERM on every long command: train saves last/ on the first and stops at once on a second
 // (never a heap corruption or an abort), eval stops with exit 130 even when started with SIGINT ignored (as a
-// script's background job is), generate prints what it produced. The sanitizer build runs these too
+// script's background job is), generate prints what it produced, prepare removes its staged directory, and the
+// next command removes what a killed one left. The sanitizer build runs these too
 // (tools/sanitize_check.sh).
 #include "tests/catch_compat.h"
 
@@ -8,6 +9,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -64,6 +66,17 @@ const std::string& trained_run() {
     return dir;
   }();
   return run;
+}
+
+// The hidden staging entries .NAME.tmp-* beside DIR/NAME, sorted.
+std::vector<std::string> staging_leftovers(const fs::path& dir, const std::string& name) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind("." + name + ".tmp-", 0) == 0) found.push_back(file);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 void check_no_crash_text(const std::string& err) {
@@ -175,5 +188,71 @@ TEST_CASE("eval and generate stop on SIGINT with 130, even when started with it 
     CHECK(code == 130);
     CHECK(err == "lmzoo tokenizer: interrupted\n");
     CHECK_FALSE(fs::exists(dir / "tok/tokenizer.model"));
+    // The next run into the same --out removes what the killed one left (.tok.tmp-PID), and finishes.
+    write_text(dir / "short.txt", text.substr(0, 20000));
+    const CliResult again = run_cli("tokenizer train --input " + (dir / "short.txt") + " --out " + (dir / "tok") +
+                                    " --vocab-size 400");
+    INFO(again.err);
+    CHECK(again.exit_code == 0);
+    CHECK(staging_leftovers(dir.path, "tok").empty());
+  }
+}
+
+TEST_CASE("prepare stops on SIGINT with 130 and one line, its staged directory removed", "[signal][prepare]") {
+  TempDir dir;
+  // 40 MB of short documents: far longer to encode than the wait for the first shard.
+  std::string text;
+  std::mt19937 rng(3);
+  while (text.size() < 40000000) text += "the cat sat on mat number " + std::to_string(rng() % 100000) + ".\n\n";
+  write_text(dir / "big.txt", text);
+  const pid_t pid = spawn_shell(std::string(LMZOO_BINARY) + " prepare --tokenizer " + tiny_corpus("char").tokenizer_dir +
+                                    " --input " + (dir / "big.txt") + " --out " + (dir / "data") + " --threads 1",
+                                dir / "out", dir / "err");
+  bool staging = false;  // the staged directory .data.tmp-PID exists: encoding has started
+  for (int i = 0; i < 800 && !staging; ++i) {
+    staging = !staging_leftovers(dir.path, "data").empty();
+    if (!staging) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  REQUIRE(staging);
+  ::kill(pid, SIGINT);
+  const int code = wait_exit_code(pid);
+  const std::string err = read_text(dir / "err");
+  INFO(err);
+  CHECK(code == 130);
+  CHECK(err == "lmzoo prepare: interrupted while preparing (nothing written)\n");
+  CHECK(staging_leftovers(dir.path, "data").empty());
+  CHECK_FALSE(fs::exists(dir / "data"));
+}
+
+TEST_CASE("prepare and import remove the staging directories of dead processes, not of live ones",
+          "[signal][prepare][import]") {
+  TempDir dir;
+  const pid_t dead = spawn_shell("true", dir / "true.out", dir / "true.err");
+  wait_exit_code(dead);  // reaped: no process has this pid now
+  const std::string live = std::to_string(::getpid()), gone = std::to_string(dead);
+  for (const std::string name : {"data", "ck"}) {
+    fs::create_directories(dir / ("." + name + ".tmp-" + gone));
+    fs::create_directories(dir / ("." + name + ".tmp-" + live));
+    write_text(fs::path(dir / ("." + name + ".tmp-" + gone)) / "train_0000.bin", "partial");
+    write_text(dir / ("." + name + ".tmp-" + gone + "-3"), "partial file");
+    write_text(fs::path(dir / ("." + name + ".tmp-" + live)) / "x", "another process at work");
+  }
+  const Fixture& f = tiny_corpus("char");
+  const CliResult prepared = run_cli("prepare --tokenizer " + f.tokenizer_dir + " --input " + f.text_file + " --out " +
+                                     (dir / "data"));
+  INFO(prepared.err);
+  CHECK(prepared.exit_code == 0);
+  const CliResult trained = run_cli("train --data " + f.data_dir + " --out " + (dir / "run") + kTiny +
+                                    "--bias --steps 1 --eval-interval 1");  // GPT-2's shape: with biases
+  INFO(trained.err);
+  REQUIRE(trained.exit_code == 0);
+  const CliResult exported = run_cli("export --checkpoint " + (dir / "run") + " --format hf --out " + (dir / "hf"));
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const CliResult imported = run_cli("import " + (dir / "hf") + " --out " + (dir / "ck"));
+  INFO(imported.err);
+  CHECK(imported.exit_code == 0);
+  for (const std::string name : {"data", "ck"}) {
+    CHECK(staging_leftovers(dir.path, name) == std::vector<std::string>{"." + name + ".tmp-" + live});
   }
 }

@@ -96,7 +96,9 @@ SamplingOptions parse_sampling(const cxxopts::ParseResult& r) {
   sampling.top_p = r["top-p"].as<double>();
   sampling.seed = r["seed"].as<uint64_t>();
   if (sampling.max_new_tokens < 0) throw UsageError("--max-new-tokens must be >= 0");
-  if (sampling.temperature < 0) throw UsageError("--temperature must be >= 0");
+  if (!(sampling.temperature >= 0 && std::isfinite(sampling.temperature))) {
+    throw UsageError("--temperature must be a finite number >= 0 (0: greedy)");
+  }
   if (sampling.top_k < 0) throw UsageError("--top-k must be >= 0");
   if (!(sampling.top_p > 0 && sampling.top_p <= 1)) throw UsageError("--top-p must be in (0, 1]");
   return sampling;

@@ -7,6 +7,7 @@
 
 #include "data/safetensors.h"
 #include "data/hf_tokenizer/tokenizer_json_writer.h"
+#include "data/interrupt.h"
 #include "data/tokenizer.h"
 #include "models/memory_estimate.h"
 #include "data/durable_io.h"
@@ -73,7 +74,10 @@ TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
 
 }  // namespace
 
+// A first SIGINT/SIGTERM stops the import at its next phase with nothing written; one during the final write lets it
+// finish (the checkpoint is then complete). Leftovers of imports killed mid-write are removed first.
 HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out_dir, const std::string& tokenizer_dir) {
+  InterruptChecks interrupt_checks;
   const nlohmann::json hf_config = read_hf_config(hf_dir);
   HfModelDescription description = model_config_from_hf(hf_config);
   // Before the tokenizer and tensors are read: the weights of the HF embedding rows must fit.
@@ -82,6 +86,7 @@ HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out
   Tokenizer tokenizer = Tokenizer::load(tokenizer_dir.empty() ? hf_dir : tokenizer_dir);
   const auto tensors = load_safetensors_dir(hf_dir);
   check_import_target(out_dir);
+  throw_if_interrupted("importing");
 
   HfImportResult result;
   result.checkpoint_dir = out_dir;
@@ -97,6 +102,8 @@ HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out
   torch::manual_seed(0);  // parameters the HF class lacks start the same on every import
   AnyModel model = build_model(config);
   result.report = load_hf_tensors(*model.module(), description.architecture, config, tensors);
+  throw_if_interrupted("importing");
+  remove_dead_processes_siblings(out_dir);
 
   CheckpointInfo info;
   info.model = config;

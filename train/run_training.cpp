@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/data_parallel.h"
+#include "train/device.h"
 #include "train/resume_setup.h"
 #include "train/run_device.h"
 #include "train/run_directory.h"
@@ -36,6 +37,10 @@ std::string run_settings(const TrainRequest& request) {
 
 TrainResult run_training(const RunPlan& plan, Communicator* ranks) {
   const bool lead = !ranks || ranks->rank() == 0;  // rank 0 owns the run directory
+  // OpenBLAS keeps a thread pool of its own (by default one thread per core), whose count decides how its GEMMs
+  // split and so the bits of their sums: it follows LibTorch's count here, as under lmzoo train --threads, so a
+  // program that calls the library trains to the same bits as the CLI with the same thread count.
+  configure_cpu_threads(0);
   const bool resuming = !plan.resume_dir.empty();
   std::unique_ptr<RunLock> run_lock;  // one live run per run directory
   if (resuming) {

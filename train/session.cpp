@@ -18,6 +18,7 @@ Session::Session(CheckpointInfo info, Tokenizer tokenizer, torch::Device device)
     : info_(std::move(info)), tokenizer_(std::move(tokenizer)), device_(device) {}
 
 Session Session::open(const std::string& path, const std::string& device) {
+  configure_cpu_threads(0);  // OpenBLAS's pool follows LibTorch's count, as under the CLI's --threads
   CheckpointInfo info = open_checkpoint(path);
   Tokenizer tokenizer = Tokenizer::from_serialized(info.tokenizer_model);
   return Session(std::move(info), std::move(tokenizer), resolve_device(device));

@@ -1,6 +1,10 @@
 // make_model: the tokenizer.json "model" object to a BPE, WordPiece or Unigram model, every field checked.
 #include "data/hf_tokenizer/model.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "data/hf_tokenizer/bpe_model.h"
@@ -12,12 +16,40 @@ namespace lmzoo::hf {
 
 namespace {
 
+// Bytes lmzoo keeps per id from 0 to the largest, present or not: the token and its text (a std::string each),
+// flags (word start, special, present) and the model's row maps.
+constexpr int kTableBytesPerId = 72;
+
+// Refuses a vocabulary whose largest id (of TOKEN) makes the per-id tables larger than this machine's memory: a
+// sparse id as large as 2^31 - 2 is inside the id range but would take ~150 GB. Checked before any table exists.
+void require_id_tables_fit(int largest, const std::string& token, const std::string& vpath) {
+  const double needed = (double(largest) + 1) * double(kTableBytesPerId);
+  const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (needed <= memory) return;
+  char sizes[96];
+  std::snprintf(sizes, sizeof sizes, "%.1f GB; this machine has %.1f GB", needed / 1e9, memory / 1e9);
+  json_error(vpath + "[\"" + token + "\"]", "id " + std::to_string(largest) +
+                                                 " is too large: lmzoo keeps a row per id up to the largest (" +
+                                                 std::to_string(kTableBytesPerId) + " bytes each: " +
+                                                 sizes + "); number the tokens densely from 0");
+}
+
 std::unordered_map<std::string, int> vocab_map(const nlohmann::json& j, const std::string& path) {
   const std::string vpath = json_field_path(path, "vocab");
   const auto it = j.find("vocab");
   if (it == j.end() || !it->is_object()) json_error(vpath, "expected an object {token: id}");
   std::unordered_map<std::string, int> vocab;
-  for (const auto& item : it->items()) vocab[item.key()] = json_token_id(item.value(), vpath + "[\"" + item.key() + "\"]");
+  const std::string* largest_token = nullptr;
+  int largest = -1;
+  for (const auto& item : it->items()) {
+    const int id = json_token_id(item.value(), vpath + "[\"" + item.key() + "\"]");
+    vocab[item.key()] = id;
+    if (id > largest) {
+      largest = id;
+      largest_token = &item.key();
+    }
+  }
+  if (largest_token) require_id_tables_fit(largest, *largest_token, vpath);
   return vocab;
 }
 

@@ -34,13 +34,19 @@ RelativePositionBiasImpl::RelativePositionBiasImpl(int64_t n_head, int64_t num_b
   weight = register_parameter("weight", torch::zeros({num_buckets, n_head}));
 }
 
+// The bias depends only on the distance key - query, which takes T + S - 1 values: the table is looked up once per
+// distance and laid out over (T, S) as a sliding window, so the memory is the (nh, T, S) bias alone, not the
+// (T, S) int64 positions and buckets and their temporaries (a 20,000-token encoder input: 3.2 GB each).
 torch::Tensor RelativePositionBiasImpl::forward(int64_t query_length, int64_t key_length, int64_t query_offset) {
   auto options = torch::TensorOptions().dtype(torch::kLong).device(weight.device());
-  auto query = torch::arange(query_offset, query_offset + query_length, options).view({-1, 1});  // (T, 1)
-  auto key = torch::arange(key_length, options).view({1, -1});                                  // (1, S)
-  auto buckets = relative_position_bucket(key - query, bidirectional_, num_buckets_, max_distance_);  // (T, S)
-  auto bias = torch::embedding(weight, buckets);  // (T, S, nh)
-  return bias.permute({2, 0, 1}).unsqueeze(0);     // (1, nh, T, S)
+  // Distances from the last query's smallest, -(query_offset + T - 1), to the first query's largest, S - 1 - offset.
+  const int64_t nearest = -(query_offset + query_length - 1);
+  auto distance = torch::arange(nearest, key_length - query_offset, options);  // (T + S - 1)
+  auto buckets = relative_position_bucket(distance, bidirectional_, num_buckets_, max_distance_);
+  auto by_distance = torch::embedding(weight, buckets).t();  // (nh, T + S - 1)
+  // Window r of S entries starts at distance nearest + r; it is query T - 1 - r's row (key j: distance j - query).
+  auto windows = by_distance.unfold(1, key_length, 1);  // (nh, T, S), row r for query T - 1 - r
+  return windows.flip({1}).unsqueeze(0);                // (1, nh, T, S)
 }
 
 }  // namespace lmzoo
