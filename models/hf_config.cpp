@@ -273,19 +273,37 @@ ModelConfig t5_config(const HfFields& f, std::vector<std::string>& notes) {
   return c;
 }
 
+// The rope settings object KEY (rope_scaling, or transformers 5.x's rope_parameters) when it is present: an object
+// whose rope_type (or older type) is absent or "default". Anything else (a string such as "linear", a list, a
+// scaled type) is refused naming KEY: lmzoo implements the default, unscaled rope only.
+const json* default_rope_object(const HfFields& f, const std::string& key) {
+  if (!f.has(key)) return nullptr;
+  const json& value = f.raw().at(key);
+  auto refuse = [&] {
+    throw HfFormatError("config.json: " + key + " " + value.dump() +
+                        " is not supported (lmzoo implements the default, unscaled rope: null or "
+                        "{\"rope_type\": \"default\"})");
+  };
+  if (!value.is_object()) refuse();
+  for (const char* type_key : {"rope_type", "type"}) {
+    if (value.contains(type_key) && !value.at(type_key).is_null() && value.at(type_key) != "default") refuse();
+  }
+  return &value;
+}
+
 // rope_theta, from transformers 4.x's top-level field or 5.x's rope_parameters (rope_scaling: its older name);
 // only the default (unscaled) rope.
 double llama_rope_base(const HfFields& f) {
   double base = f.number("rope_theta", 10000.0);
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
-    if (!f.has(key)) continue;
-    const HfFields rope(f.raw().at(key));
-    const std::string type = rope.text("rope_type", rope.text("type", "default"));
-    if (type != "default") {
-      throw HfFormatError(std::string("config.json: ") + key + " " + f.raw().at(key).dump() +
-                          " is not supported (lmzoo implements the default, unscaled rope)");
+    const json* rope = default_rope_object(f, key);
+    if (!rope) continue;
+    if (rope->contains("rope_theta") && !rope->at("rope_theta").is_null()) {
+      if (!rope->at("rope_theta").is_number()) {
+        throw HfFormatError(std::string("config.json: ") + key + "'s rope_theta is not a number");
+      }
+      base = rope->at("rope_theta").get<double>();
     }
-    base = rope.number("rope_theta", base);
   }
   return base;
 }
@@ -394,12 +412,8 @@ void gpt_neox_rope(const HfFields& f, ModelConfig& c) {
     throw HfFormatError("config.json: rope_scaling " + f.raw().at("rope_scaling").dump() +
                         " is not supported (lmzoo implements the default, unscaled rope)");
   }
-  if (f.has("rope_parameters")) {  // transformers 5.x
-    const HfFields rope(f.raw().at("rope_parameters"));
-    if (rope.text("rope_type", "default") != "default") {
-      throw HfFormatError("config.json: rope_parameters " + f.raw().at("rope_parameters").dump() +
-                          " is not supported (lmzoo implements the default, unscaled rope)");
-    }
+  if (const json* parameters = default_rope_object(f, "rope_parameters")) {  // transformers 5.x
+    const HfFields rope(*parameters);
     if (rope.number("rope_theta", c.rope_base) != c.rope_base ||
         rope.number("partial_rotary_factor", pct) != pct) {
       throw HfFormatError("config.json: rope_parameters " + f.raw().at("rope_parameters").dump() +

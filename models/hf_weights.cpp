@@ -371,10 +371,7 @@ std::vector<std::pair<std::string, torch::Tensor>> hf_tensors_from_model(const t
   return out;
 }
 
-namespace {
-
-// Throws unless the tensor NAME holds floating-point weights, every one finite.
-void check_weight(const std::string& name, const torch::Tensor& t) {
+void check_hf_weight(const std::string& name, const torch::Tensor& t) {
   if (!t.is_floating_point()) {
     throw HfFormatError("tensor '" + name + "' has dtype " + std::string(c10::toString(t.scalar_type())) +
                         " where a floating-point weight belongs");
@@ -385,8 +382,6 @@ void check_weight(const std::string& name, const torch::Tensor& t) {
                         (bad == 1 ? "" : "s") + " (a damaged or diverged checkpoint)");
   }
 }
-
-}  // namespace
 
 HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture a, const ModelConfig& c,
                                const std::map<std::string, torch::Tensor>& tensors) {
@@ -415,7 +410,7 @@ HfImportReport load_hf_tensors(torch::nn::Module& model, HfArchitecture a, const
     for (const auto& name : rule.hf) {
       auto found = file_name_of.find(name);
       if (found == file_name_of.end()) break;
-      check_weight(found->second, tensors.at(found->second));
+      check_hf_weight(found->second, tensors.at(found->second));
       parts.push_back(from_hf(tensors.at(found->second), rule.layout, c));
       used.insert(name);
     }

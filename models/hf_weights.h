@@ -46,6 +46,10 @@ struct HfImportReport {
   std::vector<std::string> ignored;       // checkpoint tensors lmzoo has no use for (buffers, tied copies, NSP head)
 };
 
+// Throws HfFormatError "tensor 'NAME' has dtype Int where a floating-point weight belongs" unless T is floating
+// point, or "tensor 'NAME' holds 3 NaN or infinite values (...)" unless every value is finite.
+void check_hf_weight(const std::string& name, const torch::Tensor& t);
+
 // Copies the HF tensors (names as found in the file: with or without the base-model prefix, gamma/beta, tied
 // copies; any float dtype) into MODEL's parameters. Throws HfFormatError naming the first missing tensor, a shape
 // that differs from the config's, a tensor that is not floating point or holds NaN / Inf, or one lmzoo cannot place.

@@ -32,6 +32,7 @@ struct BadInput {
   int exit_code;         // 2: usage error, 1: runtime error
   std::string fragment;  // part of the one stderr line
   std::string stdin_file = "";  // a file of {in}, or "" for /dev/null
+  std::string cwd = "";         // the working directory ({in}/... ), or "" for a fresh empty one
 };
 
 // Every file under DIRS, recursively: what a row may not add to.
@@ -48,11 +49,14 @@ struct RowOutcome {
   std::vector<std::string> left;  // files in the row's working directory after it ran
 };
 
-// Runs `lmzoo ARGS` (already quoted) in a fresh empty working directory, as run_cli does in the test's own; stdin
-// from STDIN_FILE, or /dev/null. Thread-safe: no Catch2 macro, no chdir.
-RowOutcome run_in_fresh_dir(const std::string& args, const std::string& stdin_file) {
+// Runs `lmzoo ARGS` (already quoted) in a fresh empty working directory, as run_cli does in the test's own, or in
+// WORKING_DIR where given (what is left there is the inputs' listing's to find); stdin from STDIN_FILE, or
+// /dev/null. Thread-safe: no Catch2 macro, no chdir.
+RowOutcome run_in_fresh_dir(const std::string& args, const std::string& stdin_file,
+                            const std::string& working_dir = "") {
   TempDir cwd, io;
-  const std::string cmd = "cd " + cwd.path.string() + " && " + LMZOO_BINARY + " " + args + " >" + (io / "out") + " 2>" +
+  const std::string dir = working_dir.empty() ? cwd.path.string() : working_dir;
+  const std::string cmd = "cd " + dir + " && " + LMZOO_BINARY + " " + args + " >" + (io / "out") + " 2>" +
                           (io / "err") + " <" + (stdin_file.empty() ? "/dev/null" : stdin_file);
   RowOutcome outcome;
   const int status = std::system(cmd.c_str());
@@ -230,6 +234,8 @@ void write_tokenizer_json_inputs(const std::string& in) {
   dir_with("hfjson_merge", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a q"]}})");
   dir_with("hfjson_collide", "{" + model + R"(, "added_tokens": [{"id": 1, "content": "<s>", "special": true}]})");
   dir_with("hfjson_malformed", "{" + model);
+  // One id of 2e9, inside the id range: per-id tables up to it would take ~144 GB.
+  dir_with("hfjson_sparse", R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2000000000}, "merges": ["a b"]}})");
 }
 
 // Inputs shared by the rows: files that are not UTF-8, empty, not a tokenizer; a data directory with an id
@@ -277,6 +283,9 @@ const std::vector<BadInput> kBadInputs = {
     {"tokenizer encode --tokenizer {in}/hfjson_unknown", 1, "hfjson_unknown/tokenizer.json: decoder.type: 'CTC' is not supported"},
     {"tokenizer encode --tokenizer {in}/hfjson_collide", 1, "tokenizer.json: added_tokens[0].id: 1 collides"},
     {"tokenizer encode --tokenizer {in}/hfjson_malformed", 1, "hfjson_malformed/tokenizer.json: (document): not valid JSON"},
+    {"tokenizer encode --tokenizer {in}/hfjson_sparse", 1,
+     "hfjson_sparse/tokenizer.json: model.vocab[\"ab\"]: id 2000000000 is too large: lmzoo keeps a row per id"},
+    {"prepare --tokenizer {in}/hfjson_sparse --input {text} --out out", 1, "model.vocab[\"ab\"]: id 2000000000 is too large"},
     {"prepare --tokenizer {in}/hfjson_merge --input {text} --out out", 1,
      "hfjson_merge/tokenizer.json: model.merges[0]: token 'q' is not in model.vocab"},
     {"tokenizer encode --add-special-tokens --tokenizer {tok}", 2, "--add-special-tokens applies to tokenizer.json tokenizers only"},
@@ -307,6 +316,8 @@ const std::vector<BadInput> kBadInputs = {
     {"generate --checkpoint {ckpt} --prompt \"$(printf 'caf\\351')\"", 2,
      "--prompt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
     {"generate --checkpoint {ckpt} --prompt hi --top-p 0", 2, "--top-p must be in (0, 1]"},
+    {"generate --checkpoint {ckpt} --prompt hi --temperature nan", 2, "--temperature: 'nan' is not a valid value"},
+    {"generate --checkpoint {ckpt} --prompt hi --temperature -1e-300", 2, "--temperature must be a finite number >= 0"},
     {"generate --checkpoint {in}/emptydir --prompt hi", 1, "is not a checkpoint or run directory"},
     // export
     {"export --checkpoint {ckpt} --out .", 1, "--out . is a directory"},
@@ -411,6 +422,50 @@ const std::vector<BadInput> kBadInputs = {
 };
 // clang-format on
 
+using PathNames = std::vector<std::pair<std::string, std::string>>;
+
+// Runs ROWS two at a time (each process spends most of its ~0.7 s in LibTorch's static initialisation), with the
+// PATHS ({in}, {data}, ...) put into their args, fragments and working directories; then checks each row's exit
+// code, its one stderr line holding the fragment, no stack trace, nothing left in its fresh working directory,
+// and that no file was added under INPUTS.
+void check_bad_inputs(const std::vector<BadInput>& rows, const PathNames& paths, const std::vector<std::string>& inputs) {
+  auto with_paths = [&](std::string text) {
+    for (const auto& [key, value] : paths) text = replace_all(text, key, value);
+    return text;
+  };
+  const auto inputs_before = listing(inputs);
+  std::vector<std::string> args(rows.size());
+  std::vector<RowOutcome> outcomes(rows.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < rows.size(); i = next++) {
+      args[i] = with_paths(rows[i].args);
+      const std::string stdin_file = rows[i].stdin_file.empty() ? "" : with_paths("{in}/" + rows[i].stdin_file);
+      outcomes[i] = run_in_fresh_dir(args[i], stdin_file, with_paths(rows[i].cwd));
+    }
+  };
+  auto second = std::async(std::launch::async, worker);
+  worker();
+  second.get();
+
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CliResult& r = outcomes[i].result;
+    INFO("lmzoo " << args[i] << "\nexit " << r.exit_code << ", stderr: " << r.err);
+    CHECK(r.exit_code == rows[i].exit_code);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find(with_paths(rows[i].fragment)) != std::string::npos);
+    for (const char* trace : {"terminate", "Exception raised from", "frame #"}) CHECK(r.err.find(trace) == std::string::npos);
+    INFO("left in its working directory: " << (outcomes[i].left.empty() ? "nothing" : outcomes[i].left.front()));
+    CHECK(outcomes[i].left.empty());
+  }
+  const auto inputs_after = listing(inputs);
+  std::vector<std::string> added;
+  std::set_difference(inputs_after.begin(), inputs_after.end(), inputs_before.begin(), inputs_before.end(),
+                      std::back_inserter(added));
+  INFO("left beside the inputs: " << (added.empty() ? std::string("nothing") : added.front()));
+  CHECK(added.empty());
+}
+
 }  // namespace
 
 TEST_CASE("cli: every bad input gives its exit code, one stderr line and no file", "[cli][bad_inputs]") {
@@ -426,41 +481,159 @@ TEST_CASE("cli: every bad input gives its exit code, one stderr line and no file
   write_inputs(in, f, ckpt);
   REQUIRE(kBadInputs.size() >= 40);
 
-  // Two rows at a time: each process spends most of its ~0.7 s in LibTorch's static initialisation.
-  const std::vector<std::pair<std::string, std::string>> paths = {
-      {"{tok}", f.tokenizer_dir}, {"{data}", f.data_dir}, {"{text}", f.text_file}, {"{in}", in}, {"{ckpt}", ckpt}};
-  const std::vector<std::string> inputs = {in, ckpt, f.dir};
-  const auto inputs_before = listing(inputs);
-  std::vector<std::string> args(kBadInputs.size());
-  std::vector<RowOutcome> outcomes(kBadInputs.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < kBadInputs.size(); i = next++) {
-      args[i] = kBadInputs[i].args;
-      for (const auto& [key, value] : paths) args[i] = replace_all(args[i], key, value);
-      outcomes[i] = run_in_fresh_dir(args[i], kBadInputs[i].stdin_file.empty() ? "" : in + "/" + kBadInputs[i].stdin_file);
-    }
-  };
-  auto second = std::async(std::launch::async, worker);
-  worker();
-  second.get();
+  check_bad_inputs(kBadInputs, {{"{tok}", f.tokenizer_dir}, {"{data}", f.data_dir}, {"{text}", f.text_file},
+                                {"{in}", in}, {"{ckpt}", ckpt}},
+                   {in, ckpt, f.dir});
+}
 
-  for (size_t i = 0; i < kBadInputs.size(); ++i) {
-    const CliResult& r = outcomes[i].result;
-    INFO("lmzoo " << args[i] << "\nexit " << r.exit_code << ", stderr: " << r.err);
-    CHECK(r.exit_code == kBadInputs[i].exit_code);
-    CHECK(count_lines(r.err) == 1);
-    CHECK(r.err.find(kBadInputs[i].fragment) != std::string::npos);
-    for (const char* trace : {"terminate", "Exception raised from", "frame #"}) CHECK(r.err.find(trace) == std::string::npos);
-    INFO("left in its working directory: " << (outcomes[i].left.empty() ? "nothing" : outcomes[i].left.front()));
-    CHECK(outcomes[i].left.empty());
-  }
-  const auto inputs_after = listing(inputs);
-  std::vector<std::string> added;
-  std::set_difference(inputs_after.begin(), inputs_after.end(), inputs_before.begin(), inputs_before.end(),
-                      std::back_inserter(added));
-  INFO("left beside the inputs: " << (added.empty() ? std::string("nothing") : added.front()));
-  CHECK(added.empty());
+namespace {
+
+// A tiny Llama config.json (no weights: the rows fail on the config) with FIELD set to VALUE, as IN/NAME.
+void write_hf_llama_with(const std::string& in, const std::string& name, const std::string& field,
+                         const nlohmann::json& value) {
+  nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"vocab_size", 97},
+                           {"hidden_size", 32}, {"intermediate_size", 88}, {"num_hidden_layers", 2},
+                           {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"max_position_embeddings", 32},
+                           {"rms_norm_eps", 1e-6}, {"rope_theta", 500000.0}, {"hidden_act", "silu"},
+                           {"tie_word_embeddings", false}};
+  config[field] = value;
+  fs::create_directories(in + "/" + name);
+  write_text(in + "/" + name + "/config.json", config.dump());
+}
+
+const std::string kAdapterModule = "base_model.model.model.layers.0.self_attn.q_proj";
+
+// A PEFT adapter IN/NAME on the first q_proj of a d_model-16 Llama: CONFIG_TEXT as adapter_config.json, lora_A
+// (RANK, 16) and lora_B (16, RANK) drawn at random, then changed by EDIT.
+void write_adapter(const std::string& in, const std::string& name, const std::string& config_text, int64_t rank = 2,
+                   const std::function<void(torch::Tensor&, torch::Tensor&)>& edit = {}) {
+  fs::create_directories(in + "/" + name);
+  write_text(in + "/" + name + "/adapter_config.json", config_text);
+  torch::Tensor A = torch::randn({rank, 16}), B = torch::randn({16, rank});
+  if (edit) edit(A, B);
+  lmzoo::write_safetensors(in + "/" + name + "/adapter_model.safetensors",
+                           {{kAdapterModule + ".lora_A.weight", A}, {kAdapterModule + ".lora_B.weight", B}});
+}
+
+// Issue 39's inputs: a tiny Llama base and a LoRA run on it, PEFT adapters for that base with hostile settings
+// or tensors, Llama config.json files whose rope_scaling is not an object, and a working directory holding a run
+// directory named like an init scheme (bert).
+void write_issue39_inputs(const std::string& in, const Fixture& f) {
+  const std::string tiny = " --n-layer 1 --n-head 2 --d-model 16 --seq-len 16 --batch-size 2 --steps 1 --warmup 0 "
+                           "--eval-iters 1 --device cpu";
+  const CliResult base = run_cli("train --data " + f.data_dir + " --out " + in + "/base" + tiny +
+                                 " --position rope --norm rmsnorm --activation swiglu");
+  const CliResult lora = run_cli("train --data " + f.data_dir + " --out " + in + "/lora --init " + in + "/base" +
+                                 " --lora-rank 2 --batch-size 2 --steps 1 --warmup 0 --eval-iters 1 --device cpu");
+  if (base.exit_code != 0 || lora.exit_code != 0) throw std::runtime_error("cannot train the base: " + base.err + lora.err);
+  fs::create_directories(in + "/cwd_bert");
+  fs::copy(in + "/base", in + "/cwd_bert/bert", fs::copy_options::recursive);
+
+  const nlohmann::json ok = {{"peft_type", "LORA"}, {"r", 2}, {"lora_alpha", 4}, {"bias", "none"},
+                             {"lora_dropout", 0.0}, {"target_modules", {"q_proj"}}};
+  auto with = [&ok](const std::string& key, const nlohmann::json& value) {
+    nlohmann::json j = ok;
+    j[key] = value;
+    return j.dump();
+  };
+  torch::manual_seed(39);
+  write_adapter(in, "peft_ok", ok.dump());
+  write_adapter(in, "peft_alpha_neg", with("lora_alpha", -32));
+  write_adapter(in, "peft_alpha_huge", with("lora_alpha", 1e300));
+  write_adapter(in, "peft_alpha_string", with("lora_alpha", "16"));
+  nlohmann::json rslora = ok;
+  rslora["lora_alpha"] = 1000000;
+  rslora["use_rslora"] = true;  // 1e6 / sqrt(2) is lmzoo's 1e6 sqrt(2) / 2: past 1048576
+  write_adapter(in, "peft_rslora_huge", rslora.dump());
+  write_adapter(in, "peft_rslora_string", with("use_rslora", "yes"));
+  write_adapter(in, "peft_dropout", with("lora_dropout", 1.5));
+  write_adapter(in, "peft_array", "[]");
+  write_adapter(in, "peft_type_number", with("peft_type", 5));
+  write_adapter(in, "peft_bias_number", with("bias", 3));
+  write_adapter(in, "peft_rank_huge", with("r", int64_t(1) << 62));
+  write_adapter(in, "peft_rank_wide", with("r", 32), 32);  // q_proj is 16 x 16
+  write_adapter(in, "peft_nan_b", ok.dump(), 2, [](torch::Tensor&, torch::Tensor& B) { B[3][1] = NAN; });
+  write_adapter(in, "peft_inf_a", ok.dump(), 2, [](torch::Tensor& A, torch::Tensor&) { A[0][0] = -INFINITY; });
+  write_adapter(in, "peft_int_b", ok.dump(), 2, [](torch::Tensor&, torch::Tensor& B) { B = B.to(torch::kInt); });
+
+  write_hf_llama_with(in, "hf_rope_string", "rope_scaling", "linear");
+  write_hf_llama_with(in, "hf_rope_list", "rope_scaling", nlohmann::json::array({2.0}));
+  write_hf_llama_with(in, "hf_rope_params_string", "rope_parameters", "default");
+}
+
+// clang-format off
+const std::vector<BadInput> kIssue39Inputs = {
+    // PEFT import: adapter_config.json's fields, each named with the file
+    {"import {in}/peft_alpha_neg --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: lora_alpha must be in (0, 1048576], got -32"},
+    {"import {in}/peft_alpha_huge --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: lora_alpha must be in (0, 1048576], got 1e+300"},
+    {"import {in}/peft_alpha_string --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: lora_alpha must be a number in (0, 1048576], got \"16\""},
+    {"import {in}/peft_rslora_huge --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: lora_alpha 1000000 with use_rslora and r 2 becomes lmzoo's lora_alpha 1414213.56 "
+     "(alpha * sqrt(r), for its scale alpha / r), which must be in (0, 1048576]"},
+    {"import {in}/peft_rslora_string --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: use_rslora must be true or false, got \"yes\""},
+    {"import {in}/peft_dropout --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: lora_dropout must be in [0, 1), got 1.5"},
+    {"import {in}/peft_array --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: must hold a JSON object (PEFT's LoraConfig), got []"},
+    {"import {in}/peft_type_number --lora-base {in}/base --out ck", 2, "adapter_config.json: peft_type must be a string, got 5"},
+    {"import {in}/peft_bias_number --lora-base {in}/base --out ck", 2, "adapter_config.json: bias must be a string, got 3"},
+    {"import {in}/peft_rank_huge --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: r must be an integer between 1 and 65536, got 4611686018427387904"},
+    {"import {in}/peft_rank_wide --lora-base {in}/base --out ck", 2,
+     "adapter_config.json: r 32 exceeds the smaller side (16) of the 16 x 16 projection"},
+    // PEFT import: the adapter tensors, checked as a model's weights are
+    {"import {in}/peft_nan_b --lora-base {in}/base --out ck", 1,
+     "adapter_model.safetensors: tensor '" + kAdapterModule + ".lora_B.weight' holds 1 NaN or infinite value"},
+    {"import {in}/peft_inf_a --lora-base {in}/base --out new/deeper/ck", 1,
+     "adapter_model.safetensors: tensor '" + kAdapterModule + ".lora_A.weight' holds 1 NaN or infinite value"},
+    {"import {in}/peft_int_b --lora-base {in}/base --out ck", 1,
+     "adapter_model.safetensors: tensor '" + kAdapterModule + ".lora_B.weight' has dtype Int where a floating-point "
+     "weight belongs"},
+    // HF import: rope settings that are not a default-typed object
+    {"import {in}/hf_rope_string --out imported", 2, "config.json: rope_scaling \"linear\" is not supported"},
+    {"import {in}/hf_rope_list --out imported", 2, "config.json: rope_scaling [2.0] is not supported"},
+    {"import {in}/hf_rope_params_string --out imported", 2, "config.json: rope_parameters \"default\" is not supported"},
+    // train: --init read as the scheme beside a directory of that name, lora_alpha's range, --init with --resume
+    {"train --data {data} --init bert --lora-rank 4 --out run", 2,
+     "--init bert is both a weight init scheme and the checkpoint directory ./bert: give --init ./bert", "",
+     "{in}/cwd_bert"},
+    {"train --data {data} --init bert --out run --steps 1", 2, "--init bert is both a weight init scheme", "",
+     "{in}/cwd_bert"},
+    {"train --data {data} --init gpt2 --lora-rank 4 --out run", 2,
+     "--lora-rank needs --init: the checkpoint whose weights LoRA adapts (--init gpt2 names a weight init scheme)"},
+    {"train --data {data} --out run --init {in}/base --lora-rank 2 --lora-alpha 1e30", 2,
+     "lora_alpha must be in (0, 1048576], got 1e+30"},
+    {"train --data {data} --out run --init {in}/base --lora-rank 2 --lora-alpha 0", 2,
+     "lora_alpha must be in (0, 1048576], got 0"},
+    {"train --resume {in}/lora --init {in}/base", 2,
+     "--init applies to a new run; --resume {in}/lora continues from its own base ("},
+    {"train --resume {in}/lora --init {in}/elsewhere --steps 3", 2, "--init applies to a new run; --resume {in}/lora"},
+    {"train --resume {in}/lora --init {in}/base --dry-run", 2, "--init applies to a new run; --resume {in}/lora"},
+};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("cli: hostile PEFT adapters, rope_scaling forms and misleading train refusals (issue 39)", "[cli][bad_inputs]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir root;
+  const std::string in = root / "in";
+  fs::create_directories(in);
+  write_issue39_inputs(in, f);
+  check_bad_inputs(kIssue39Inputs, {{"{data}", f.data_dir}, {"{in}", in}}, {in, f.dir});
+
+  // What the refusals point to works: the well-formed adapter imports, and ./bert is the checkpoint.
+  const CliResult imported = run_cli("import " + in + "/peft_ok --lora-base " + in + "/base --out " + root / "ok");
+  INFO(imported.err);
+  CHECK(imported.exit_code == 0);
+  const RowOutcome dry = run_in_fresh_dir("train --data " + f.data_dir + " --init ./bert --lora-rank 2 --dry-run", "",
+                                          in + "/cwd_bert");
+  INFO(dry.result.err);
+  CHECK(dry.result.exit_code == 0);
 }
 
 TEST_CASE("cli: --version names lmzoo's version and the LibTorch it was built against", "[cli][bad_inputs]") {

@@ -109,6 +109,11 @@ TEST_CASE("CLI: generate from a T5 checkpoint: greedy, sampling and beam search"
   auto one_beam = run_cli(gen + "--beams 1 --length-penalty 0");
   REQUIRE(one_beam.exit_code == 0);
   CHECK(one_beam.out == greedy.out);
+  // Sampling at a temperature near 0 is greedy (it ended in torch's "probability tensor contains inf or nan").
+  auto cold = run_cli(gen + "--temperature 1e-45");
+  INFO(cold.err);
+  CHECK(cold.exit_code == 0);
+  CHECK(cold.out == greedy.out);
 
   auto sampled = run_cli(gen + "--seed 5 --top-k 20");
   REQUIRE(sampled.exit_code == 0);

@@ -73,6 +73,26 @@ TEST_CASE("HF configs lmzoo cannot represent are refused naming the field", "[hf
   nlohmann::json scaled = tiny_llama_hf();
   scaled["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
   CHECK(refusal(scaled).find("rope_scaling") != std::string::npos);
+  // rope_scaling / rope_parameters in any other form than null or a default-typed object (issue 39): a string or
+  // a list was read as unscaled rope.
+  for (const char* key : {"rope_scaling", "rope_parameters"}) {
+    for (const nlohmann::json& odd : {nlohmann::json("linear"), nlohmann::json::array({2.0}), nlohmann::json(2.0),
+                                      nlohmann::json({{"type", "linear"}, {"factor", 2.0}}),
+                                      nlohmann::json({{"rope_type", 5}})}) {
+      nlohmann::json hf = tiny_llama_hf();
+      hf[key] = odd;
+      INFO(key << " " << odd.dump());
+      CHECK(refusal(hf).find(std::string("config.json: ") + key + " " + odd.dump() + " is not supported") !=
+            std::string::npos);
+    }
+  }
+  for (const nlohmann::json& plain : {nlohmann::json(nullptr), nlohmann::json({{"rope_type", "default"}}),
+                                      nlohmann::json({{"type", "default"}, {"rope_theta", 500000.0}})}) {
+    nlohmann::json hf = tiny_llama_hf();
+    hf["rope_scaling"] = plain;
+    INFO(plain.dump());
+    CHECK(refusal(hf).empty());
+  }
 
   nlohmann::json mixed_bias = tiny_llama_hf();
   mixed_bias["attention_bias"] = true;

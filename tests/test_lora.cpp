@@ -635,3 +635,43 @@ TEST_CASE("lmzoo train: bad LoRA flags are one line, exit 2, and create no run d
     CHECK_FALSE(fs::exists(dir / "run"));
   }
 }
+
+TEST_CASE("PEFT import: use_rslora's scale alpha / sqrt(r) reaches the merged weights", "[lora][cli][peft]") {
+  const Fixture& f = tiny_corpus("bpe");
+  TempDir dir;
+  REQUIRE(train_tiny(f, dir / "base", "--n-layer 1 --d-model 32 --n-head 4 --seq-len 32 --position rope --norm rmsnorm "
+                                      "--activation swiglu").exit_code == 0);
+  // rsLoRA scales B A by lora_alpha / sqrt(r): 6 / sqrt(9) = 2 (plain LoRA's lora_alpha / r would be 6 / 9).
+  const int64_t r = 9;
+  const double alpha = 6.0, scale = 2.0;
+  torch::manual_seed(3);
+  const torch::Tensor A = torch::randn({r, 32}), B = torch::randn({32, r});  // (r, in), (out, r)
+  fs::create_directories(dir / "peft");
+  write_text(dir / "peft/adapter_config.json",
+             nlohmann::json({{"peft_type", "LORA"}, {"r", r}, {"lora_alpha", alpha}, {"use_rslora", true},
+                             {"bias", "none"}, {"lora_dropout", 0.0}, {"target_modules", {"o_proj"}}})
+                 .dump());
+  const std::string module = "base_model.model.model.layers.0.self_attn.o_proj";
+  write_safetensors(dir / "peft/adapter_model.safetensors",
+                    {{module + ".lora_A.weight", A}, {module + ".lora_B.weight", B}});
+  const CliResult imported = run_cli("import " + dir / "peft" + " --lora-base " + dir / "base" + " --out " + dir / "lora");
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const TrainConfig t = read_checkpoint(dir / "lora").train;
+  CHECK(t.lora_rank == r);
+  CHECK(t.lora_alpha / double(t.lora_rank) == Approx(alpha / std::sqrt(double(r))));
+  CHECK(t.lora_alpha / double(t.lora_rank) == Approx(scale));
+
+  // End to end: merge-lora folds scale * B A into lmzoo's o projection (h.0.attn.c_proj).
+  const CliResult merged = run_cli("merge-lora " + dir / "lora" + " --out " + dir / "merged");
+  INFO(merged.err);
+  REQUIRE(merged.exit_code == 0);
+  auto o_weight = [](const std::string& checkpoint) {
+    AnyModel model = load_model(read_checkpoint(checkpoint), torch::kCPU);
+    return model.module()->named_parameters()["h.0.attn.c_proj.weight"].detach().clone();
+  };
+  const torch::Tensor expected = o_weight(dir / "base") + scale * torch::mm(B, A);  // (out, in)
+  CHECK(torch::allclose(o_weight(dir / "merged"), expected, 1e-5, 1e-5));
+  CHECK_FALSE(torch::allclose(o_weight(dir / "merged"), o_weight(dir / "base") + alpha / double(r) * torch::mm(B, A),
+                              1e-5, 1e-5));
+}

@@ -2,6 +2,7 @@
 // and trains (train/run_training.h): a new one, from --init, a classifier, or --resume; then the summary line. Under
 // torchrun, every rank runs this with the same flags.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "tools/commands.h"
 #include "train/device_peak.h"
 #include "train/distributed_env.h"
+#include "train/lora_setup.h"
 #include "train/resume_setup.h"
 #include "train/run_device.h"
 #include "train/run_inputs.h"
@@ -62,7 +64,9 @@ void add_data_options(cxxopts::Options& options) {
       ("val-data", "classify: labelled validation file", cxxopts::value<std::string>())
       ("init", "weight init scheme " + enum_choices<InitScheme>() + "; or a checkpoint to fine-tune (a run "
                "directory, or lmzoo import's output): its model and tokenizer, trained with --objective (default: "
-               "its family's; classify for a bert on a labelled file)", cxxopts::value<std::string>())
+               "its family's; classify for a bert on a labelled file). A directory named like a scheme is given as "
+               "./bert (a bare bert beside such a directory is refused as ambiguous). Not with --resume: a run "
+               "keeps its base", cxxopts::value<std::string>())
       ("out", "run directory for checkpoints and metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run in this directory from its last checkpoint", cxxopts::value<std::string>());
 }
@@ -95,6 +99,28 @@ bool is_init_scheme(const std::string& value) { return find_enum<InitScheme>(val
 // --init names a checkpoint to fine-tune from (anything but a scheme name; ./bert for a directory "bert").
 bool has_init_checkpoint(const cxxopts::ParseResult& r) {
   return r.count("init") && !is_init_scheme(r["init"].as<std::string>());
+}
+
+// A directory that holds a checkpoint (config.json) or a run (last/, best/).
+bool is_checkpoint_or_run_dir(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return false;
+  for (const char* entry : {"config.json", "last", "best"}) {
+    if (fs::exists(fs::path(path) / entry, ec)) return true;
+  }
+  return false;
+}
+
+// --init gpt2|bert|t5 is a scheme; where a checkpoint or run directory of that name is also here, which was meant
+// is not clear, so the run is refused with both readings rather than started from the wrong one.
+void refuse_ambiguous_init(const cxxopts::ParseResult& r) {
+  if (!r.count("init")) return;
+  const std::string name = r["init"].as<std::string>();
+  if (!is_init_scheme(name) || !is_checkpoint_or_run_dir(name)) return;
+  throw UsageError("--init " + name + " is both a weight init scheme and the checkpoint directory ./" + name +
+                   ": give --init ./" + name + " to start from the checkpoint (for the scheme, run elsewhere or set "
+                   "\"init\" in a --config)");
 }
 
 // The flags that change a model's shape or layers (rejected when fine-tuning an --init checkpoint).
@@ -223,7 +249,6 @@ TrainConfig asked_training(const cxxopts::ParseResult& r, const CheckpointInfo& 
   override_from(r, "data", asked.data_dir);
   override_from(r, "val-data", asked.val_data);
   override_from(r, "out", asked.out_dir);
-  if (has_init_checkpoint(r)) asked.init_checkpoint = r["init"].as<std::string>();
   return asked;
 }
 
@@ -242,6 +267,19 @@ std::vector<std::string> resume_conflicts(const cxxopts::ParseResult& r, const C
   }
   add_conflicts(train_conflicts(asked_training(r, run), run.train), conflicts);
   return conflicts;
+}
+
+// --init CHECKPOINT with --resume: refused before the run is opened (and its lock taken), naming what the run
+// continues from. An --init scheme is compared with the run's like any model setting (resume_conflicts).
+void refuse_init_checkpoint_on_resume(const cxxopts::ParseResult& r) {
+  if (!r.count("resume") || !has_init_checkpoint(r)) return;
+  const std::string run_dir = r["resume"].as<std::string>();
+  const TrainConfig run = stored_run(run_dir).train;
+  const std::string& base = run.init_checkpoint;
+  throw UsageError("--init applies to a new run; --resume " + run_dir + " continues " +
+                   (base.empty() ? std::string("its own weights (trained from scratch)")
+                    : is_lora_run(run) ? "from its own base (" + base + ")"
+                                       : "its own weights (fine-tuned from " + base + ")"));
 }
 
 // --resume RUN_DIR: the run's own configuration, with only the flags that may change applied.
@@ -308,7 +346,9 @@ void refuse_lora_flags_without_init(const cxxopts::ParseResult& r, bool has_init
                                     "base-precision"};
   for (const char* flag : lora_flags) {
     if (r.count(flag) && !has_init) {
-      throw UsageError(std::string("--") + flag + " needs --init: the checkpoint whose weights LoRA adapts");
+      throw UsageError(std::string("--") + flag + " needs --init: the checkpoint whose weights LoRA adapts" +
+                       (r.count("init") ? " (--init " + r["init"].as<std::string>() + " names a weight init scheme)"
+                                        : std::string()));
     }
   }
   if (r.count("lora-rank") && r["lora-rank"].as<int64_t>() < 1) {
@@ -414,6 +454,8 @@ int run_train(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r)) return 0;
   apply_thread_option(r);
   apply_host_memory_option(r);
+  refuse_ambiguous_init(r);
+  refuse_init_checkpoint_on_resume(r);
   if (r.count("dry-run")) return dry_run(r);
 
   // Under torchrun the ranks join first; each setup step then succeeds on every rank or stops every rank.

@@ -1,6 +1,7 @@
 // TrainConfig validation.
 #include "train/train_config.h"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "models/activation_checkpointing.h"
@@ -43,7 +44,9 @@ void TrainConfig::validate() const {
   between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
   between(lora_rank, int64_t(0), lim::kMaxLoraRank, "lora_rank");
   if (lora_rank > 0) {
-    require(lora_alpha > 0 && lora_alpha <= double(lim::kMaxLoraRank) * 16, "lora_alpha must be positive");
+    std::ostringstream alpha;
+    alpha << "lora_alpha must be in (0, " << int64_t(lim::kMaxLoraAlpha) << "], got " << lora_alpha;
+    require(lora_alpha > 0 && lora_alpha <= lim::kMaxLoraAlpha, alpha.str());
     require(lora_dropout >= 0 && lora_dropout < 1, "lora_dropout must be in [0, 1)");
     parse_lora_targets(lora_targets);  // names the unknown part
   } else {

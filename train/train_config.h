@@ -20,6 +20,7 @@ constexpr int64_t kMaxSteps = 1000000000000;    // steps, warmup, decay_steps, i
 constexpr double kMaxRate = 10.0;               // lr, weight_decay
 constexpr double kMaxGradClip = 1e6;
 constexpr int64_t kMaxLoraRank = 65536;
+constexpr double kMaxLoraAlpha = 1048576;       // lora_alpha: kMaxLoraRank * 16
 }  // namespace train_limits
 
 struct TrainConfig {

@@ -75,7 +75,7 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   FIELD(int64_t, lora_rank, 0, "lora-rank", kValue, "Fine-tuning and memory", false,                                  \
         "with --init: train rank-R adapters B*A on the frozen model (0: full fine-tune)")                              \
   FIELD(double, lora_alpha, 16.0, "lora-alpha", kValue, "Fine-tuning and memory", false,                              \
-        "adapter scale is alpha / rank")                                                                               \
+        "adapter scale is alpha / rank (0 < alpha <= 1048576)")                                                        \
   FIELD(double, lora_dropout, 0.05, "lora-dropout", kValue, "Fine-tuning and memory", false,                          \
         "dropout on each adapter's input")                                                                             \
   FIELD(std::string, lora_targets, "q,v", "lora-targets", kValue, "Fine-tuning and memory", false,                    \
