@@ -246,6 +246,25 @@ Activation t5_activation(const std::string& proj) {
                       "' is not supported (relu, gelu, gelu_new, gated-gelu, gated-silu)");
 }
 
+// T5's decoder output is scaled by d_model^-0.5 before a tied head. transformers 4.x scales exactly when
+// tie_word_embeddings (default true); 5.x reads scale_decoder_outputs (default: tie_word_embeddings is not false)
+// and always ties, so it saves v1.1 as tied, unscaled and without lm_head.weight. lmzoo scales exactly when tied:
+// tied and unscaled becomes untied with lm_head copied from shared (the same logits); scaled and untied has no form.
+void t5_head(const HfFields& f, ModelConfig& c, HfModelDescription& d) {
+  const bool tied = f.boolean("tie_word_embeddings", true);
+  const bool scaled = f.boolean("scale_decoder_outputs", tied);
+  if (scaled && !tied) {
+    throw HfFormatError("config.json: scale_decoder_outputs true with tie_word_embeddings false: a T5 whose decoder "
+                        "output is scaled before an untied head is not supported (lmzoo scales exactly when tied)");
+  }
+  c.tie_embeddings = scaled;
+  d.lm_head_from_shared = tied && !scaled;
+  if (d.lm_head_from_shared) {
+    d.notes.push_back("scale_decoder_outputs false with tied embeddings (transformers 5's T5 v1.1): imported untied, "
+                      "lm_head.weight copied from shared.weight");
+  }
+}
+
 ModelConfig t5_config(const HfFields& f, std::vector<std::string>& notes) {
   ModelConfig c;
   c.arch = Arch::kT5;
@@ -262,7 +281,6 @@ ModelConfig t5_config(const HfFields& f, std::vector<std::string>& notes) {
   c.dropout = f.number("dropout_rate", 0.1);
   c.norm_eps = f.number("layer_norm_epsilon", 1e-6);
   c.activation = t5_activation(f.text("feed_forward_proj", "relu"));
-  c.tie_embeddings = f.boolean("tie_word_embeddings", true);
   c.bias = false;
   c.norm = NormKind::kRmsNorm;
   c.norm_position = NormPosition::kPre;
@@ -291,22 +309,38 @@ const json* default_rope_object(const HfFields& f, const std::string& key) {
   return &value;
 }
 
-// rope_theta, from transformers 4.x's top-level field or 5.x's rope_parameters (rope_scaling: its older name);
-// only the default (unscaled) rope.
-double llama_rope_base(const HfFields& f) {
-  double base = f.number("rope_theta", 10000.0);
-  for (const char* key : {"rope_scaling", "rope_parameters"}) {
-    const json* rope = default_rope_object(f, key);
-    if (!rope) continue;
-    if (rope->contains("rope_theta") && !rope->at("rope_theta").is_null()) {
-      if (!rope->at("rope_theta").is_number()) {
-        throw HfFormatError(std::string("config.json: ") + key + "'s rope_theta is not a number");
-      }
-      base = rope->at("rope_theta").get<double>();
+// A setting that transformers 4.x and 5.x files spell in several places: the top-level KEYS, then FIELD of the
+// default rope objects rope_parameters (5.x) and rope_scaling (its older name). The first spelling present is the
+// value (FALLBACK when none is); any other present one must equal it, else the file is refused naming both.
+double agreed_rope_setting(const HfFields& f, const std::vector<std::string>& keys, const std::string& field,
+                           double fallback) {
+  struct Spelling {
+    std::string name;
+    const json* value;
+  };
+  std::vector<Spelling> found;
+  for (const auto& key : keys) {
+    if (f.has(key)) found.push_back({key, &f.raw().at(key)});
+  }
+  for (const char* object : {"rope_parameters", "rope_scaling"}) {
+    const json* rope = default_rope_object(f, object);
+    if (rope && rope->contains(field) && !rope->at(field).is_null()) {
+      found.push_back({std::string(object) + "." + field, &rope->at(field)});
     }
   }
-  return base;
+  for (const auto& s : found) {
+    if (!s.value->is_number()) throw HfFormatError("config.json: " + s.name + " is not a number");
+    if (s.value->get<double>() != found.front().value->get<double>()) {
+      throw HfFormatError("config.json: " + s.name + " " + s.value->dump() + " differs from " + found.front().name +
+                          " " + found.front().value->dump() +
+                          " (transformers 4.x and 5.x read different keys; a file must agree with itself)");
+    }
+  }
+  return found.empty() ? fallback : found.front().value->get<double>();
 }
+
+// rope_theta, from transformers 4.x's top-level field or 5.x's rope_parameters; only the default (unscaled) rope.
+double llama_rope_base(const HfFields& f) { return agreed_rope_setting(f, {"rope_theta"}, "rope_theta", 10000.0); }
 
 ModelConfig llama_config(const HfFields& f, std::vector<std::string>& notes) {
   ModelConfig c;
@@ -393,33 +427,13 @@ std::string supported_model_types() {
 // ---- GPT-NeoX (Pythia) ----
 std::string literal_number(double value) { return json(value).dump(); }  // shortest text that reads back the same
 
-// rotary_pct and rotary_emb_base as transformers 4.48 reads them: GPTNeoXConfig sets partial_rotary_factor and
-// rope_theta from them, over any value the file holds, while newer versions read rope_theta / rope_parameters; a
-// file whose fields disagree is refused rather than read one way. Any rope_scaling is refused.
+// The rotary fraction and base as transformers 4.48 spells them (rotary_pct, rotary_emb_base, over any other value the
+// file holds), as later 4.x (partial_rotary_factor, rope_theta) and as 5.x (rope_parameters, alone): whichever are
+// present must agree. Any rope_scaling other than the default is refused.
 void gpt_neox_rope(const HfFields& f, ModelConfig& c) {
-  const double pct = f.number("rotary_pct", 0.25);
-  c.rope_base = f.number("rotary_emb_base", 10000.0);
-  auto agree = [&](const std::string& key, double expected, const std::string& with) {
-    if (f.has(key) && f.number(key, expected) != expected) {
-      throw HfFormatError("config.json: " + key + " " + f.raw().at(key).dump() + " differs from " + with + " " +
-                          literal_number(expected) + " (transformers 4.48 reads " + with + ", newer versions " + key +
-                          ")");
-    }
-  };
-  agree("partial_rotary_factor", pct, "rotary_pct");
-  agree("rope_theta", c.rope_base, "rotary_emb_base");
-  if (f.has("rope_scaling")) {
-    throw HfFormatError("config.json: rope_scaling " + f.raw().at("rope_scaling").dump() +
-                        " is not supported (lmzoo implements the default, unscaled rope)");
-  }
-  if (const json* parameters = default_rope_object(f, "rope_parameters")) {  // transformers 5.x
-    const HfFields rope(*parameters);
-    if (rope.number("rope_theta", c.rope_base) != c.rope_base ||
-        rope.number("partial_rotary_factor", pct) != pct) {
-      throw HfFormatError("config.json: rope_parameters " + f.raw().at("rope_parameters").dump() +
-                          " differs from rotary_pct / rotary_emb_base");
-    }
-  }
+  const double pct =
+      agreed_rope_setting(f, {"rotary_pct", "partial_rotary_factor"}, "partial_rotary_factor", 0.25);
+  c.rope_base = agreed_rope_setting(f, {"rotary_emb_base", "rope_theta"}, "rope_theta", 10000.0);
   const int64_t head_size = c.n_head > 0 && c.d_model % c.n_head == 0 ? c.d_model / c.n_head : 0;
   const double rotated = pct * double(head_size);  // HF: rotary_ndims = int(head_size * rotary_pct)
   if (head_size > 0 && !(pct > 0 && pct <= 1 && rotated == std::floor(rotated) && int64_t(rotated) % 2 == 0)) {
@@ -461,6 +475,8 @@ nlohmann::json gpt_neox_fields(const ModelConfig& c) {
           {"intermediate_size", c.ff_dim()}, {"hidden_act", hf_activation_name(c.activation)},
           {"rotary_pct", c.rope_fraction}, {"partial_rotary_factor", c.rope_fraction},
           {"rotary_emb_base", c.rope_base}, {"rope_theta", c.rope_base}, {"rope_scaling", nullptr},
+          {"rope_parameters",  // transformers 5.x reads only this; 4.48 rotary_pct and rotary_emb_base
+           {{"rope_type", "default"}, {"rope_theta", c.rope_base}, {"partial_rotary_factor", c.rope_fraction}}},
           {"max_position_embeddings", c.max_seq_len}, {"layer_norm_eps", c.norm_eps},
           {"use_parallel_residual", c.parallel_residual}, {"attention_bias", true},
           {"hidden_dropout", c.dropout}, {"attention_dropout", c.dropout}, {"initializer_range", 0.02},
@@ -555,7 +571,8 @@ json common_fields(const ModelConfig& c, HfArchitecture a, const HfTokenIds& ids
   json j = {{"architectures", {enum_name(a)}},
             {"model_type", model_type_of(a)},
             {"vocab_size", c.padded_vocab()},
-            {"torch_dtype", "float32"},
+            {"torch_dtype", "float32"},  // 4.x's name
+            {"dtype", "float32"},        // 5.x's
             {"tie_word_embeddings", c.tie_embeddings}};
   if (ids.pad >= 0) j["pad_token_id"] = ids.pad;
   if (ids.bos >= 0) j["bos_token_id"] = ids.bos;
@@ -582,7 +599,10 @@ HfModelDescription read_model_config(const json& hf) {
     case HfArchitecture::kBertForMaskedLM:
     case HfArchitecture::kBertModel:
     case HfArchitecture::kBertForSequenceClassification: d.config = bert_config(f, architecture, d.notes); break;
-    case HfArchitecture::kT5ForConditionalGeneration: d.config = t5_config(f, d.notes); break;
+    case HfArchitecture::kT5ForConditionalGeneration:
+      d.config = t5_config(f, d.notes);
+      t5_head(f, d.config, d);
+      break;
     case HfArchitecture::kLlamaForCausalLM: d.config = llama_config(f, d.notes); break;
     case HfArchitecture::kQwen2ForCausalLM: d.config = qwen2_config(f, d.notes); break;
     case HfArchitecture::kMistralForCausalLM: d.config = mistral_config(f, d.notes); break;
@@ -734,7 +754,10 @@ json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenI
                 {"relative_attention_max_distance", c.relative_max_distance}, {"dropout_rate", c.dropout},
                 {"layer_norm_epsilon", c.norm_eps}, {"feed_forward_proj", proj}, {"is_encoder_decoder", true},
                 {"n_positions", c.max_seq_len}, {"decoder_start_token_id", ids.pad >= 0 ? ids.pad : 0},
-                {"initializer_factor", 1.0}});
+                {"initializer_factor", 1.0},
+                // 5.x reads this (4.x scales when tied): an untied, unscaled model is read as such by both, 5.x
+                // tying lm_head to shared
+                {"scale_decoder_outputs", c.tie_embeddings}});
       break;
     }
     case HfArchitecture::kLlamaForCausalLM:
@@ -744,6 +767,7 @@ json hf_config_from_model(const ModelConfig& c, HfArchitecture a, const HfTokenI
                 {"num_attention_heads", c.n_head}, {"num_key_value_heads", c.kv_heads()},
                 {"head_dim", c.head_size()}, {"max_position_embeddings", c.max_seq_len},
                 {"rms_norm_eps", c.norm_eps}, {"rope_theta", c.rope_base}, {"rope_scaling", nullptr},
+                {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", c.rope_base}}},  // 5.x reads this
                 {"hidden_act", "silu"}, {"attention_dropout", c.dropout}, {"initializer_range", 0.02}});
       if (a == HfArchitecture::kLlamaForCausalLM) j.update({{"attention_bias", c.bias}, {"mlp_bias", c.bias}});
       if (a == HfArchitecture::kQwen2ForCausalLM) {

@@ -71,6 +71,9 @@ struct HfModelDescription {
   HfArchitecture architecture;
   ModelConfig config;      // vocab_size = the embedding rows of the HF model (vocab_multiple 1)
   std::vector<std::string> notes;  // settings read loosely (e.g. dropouts lmzoo merges), one line each
+  // T5 as transformers 5 saves v1.1: tied (no lm_head.weight in the file) but unscaled, which lmzoo holds as an
+  // untied model whose lm_head starts as a copy of shared.weight.
+  bool lm_head_from_shared = false;
 };
 
 // Reads a Hugging Face config.json object. Throws HfConfigError naming the first field whose value changes the

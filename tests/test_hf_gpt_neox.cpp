@@ -209,6 +209,26 @@ TEST_CASE("GPT-NeoX configs lmzoo cannot represent are refused naming the field"
   CHECK(with({{"attention_bias", false}}).find("attention_bias false") != std::string::npos);
   CHECK(with({{"hidden_act", "gelu_10"}}).find("hidden_act 'gelu_10'") != std::string::npos);
   CHECK(with({{"rope_parameters", {{"rope_type", "yarn"}}}}).find("rope_parameters") != std::string::npos);
+  CHECK(with({{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 500}}}})
+            .find("rope_parameters.rope_theta 500 differs from rotary_emb_base 10000") != std::string::npos);
+}
+
+TEST_CASE("GPT-NeoX as transformers 5 writes it: rope_parameters alone", "[hf][gpt_neox]") {
+  // 5.x writes neither rotary_pct nor rotary_emb_base (nor 4.x's rope_theta / partial_rotary_factor).
+  nlohmann::json j = tiny_neox_hf();
+  for (const char* key : {"rotary_pct", "rotary_emb_base", "rope_theta", "partial_rotary_factor", "rope_scaling"}) {
+    j.erase(key);
+  }
+  j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500}, {"partial_rotary_factor", 1.0}};
+  const auto read = model_config_from_hf(j);
+  CHECK(read.config.rope_base == 500);
+  CHECK(read.config.rope_fraction == 1.0);
+  // Written back with every spelling, in agreement: read again, the same model.
+  const nlohmann::json written = hf_config_from_model(read.config, read.architecture, {});
+  CHECK(written["rotary_emb_base"] == 500);
+  CHECK(written["rope_parameters"]["rope_theta"] == 500);
+  CHECK(written["rope_parameters"]["partial_rotary_factor"] == 1.0);
+  CHECK(spelled_out(model_config_from_hf(written).config) == spelled_out(read.config));
   nlohmann::json unnamed = tiny_neox_hf();
   unnamed.erase("architectures");
   CHECK(model_config_from_hf(unnamed).architecture == HfArchitecture::kGptNeoXForCausalLM);  // from model_type

@@ -10,6 +10,7 @@
 #include "tests/fixtures.h"
 #include "tests/tokenizer_kinds_fixtures.h"
 #include "tests/hf_round_trip.h"
+#include "data/safetensors.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
 #include "models/presets.h"
@@ -404,4 +405,69 @@ TEST_CASE("imports carry their tokenizers: GPT-2 BPE, WordPiece, T5 and Llama Se
     CHECK(nlohmann::json::parse(read_text(dir / "back/vocab.json")).size() == 50257);
     CHECK(read_text(dir / "back/merges.txt").rfind("#version", 0) == 0);
   }
+}
+
+TEST_CASE("T5's head as transformers 4 and 5 write it: scale_decoder_outputs beside tie_word_embeddings", "[hf]") {
+  nlohmann::json t5 = {{"architectures", {"T5ForConditionalGeneration"}}, {"model_type", "t5"}, {"vocab_size", 99},
+                       {"d_model", 32}, {"d_kv", 8}, {"d_ff", 64}, {"num_layers", 2}, {"num_heads", 4},
+                       {"feed_forward_proj", "gated-gelu"}};
+  const auto read = [&](const nlohmann::json& changes) {
+    nlohmann::json j = t5;
+    j.update(changes);
+    return model_config_from_hf(j);
+  };
+  // 4.x: tied means scaled. 5.x: scale_decoder_outputs says, and a tied, unscaled v1.1 becomes lmzoo's untied one.
+  CHECK(read(nlohmann::json::object()).config.tie_embeddings);
+  CHECK_FALSE(read({{"tie_word_embeddings", false}}).config.tie_embeddings);
+  const auto v5 = read({{"tie_word_embeddings", true}, {"scale_decoder_outputs", false}});
+  CHECK_FALSE(v5.config.tie_embeddings);
+  CHECK(v5.lm_head_from_shared);
+  CHECK_FALSE(read({{"tie_word_embeddings", false}, {"scale_decoder_outputs", false}}).lm_head_from_shared);
+  CHECK(read({{"scale_decoder_outputs", true}}).config.tie_embeddings);
+  nlohmann::json scaled_untied = t5;
+  scaled_untied.update({{"tie_word_embeddings", false}, {"scale_decoder_outputs", true}});
+  CHECK(refusal(scaled_untied).find("scale_decoder_outputs true with tie_word_embeddings false") != std::string::npos);
+  // Written with both keys, in agreement, and read back the same.
+  for (bool tied : {true, false}) {
+    ModelConfig c = read({{"tie_word_embeddings", tied}}).config;
+    const nlohmann::json written = hf_config_from_model(c, hf_architecture_of(c), {});
+    CHECK(written["tie_word_embeddings"] == tied);
+    CHECK(written["scale_decoder_outputs"] == tied);
+    CHECK(model_config_from_hf(written).config.tie_embeddings == tied);
+  }
+}
+
+TEST_CASE("a T5 v1.1 saved as transformers 5 saves it imports as the same model as its 4.x twin", "[hf][python]") {
+  if (!python_has_torch()) {
+    WARN("skipped: /usr/bin/python3 has no torch (apt-get install python3-torch)");
+    return;
+  }
+  const Fixture& corpus = tiny_corpus();
+  TempDir dir;
+  REQUIRE(run_shell(kReference + " make t5-v1_1 " + (dir / "made") + " --vocab " + std::to_string(corpus.vocab_size),
+                    dir / "make.log"));
+  auto tensors = load_safetensors_dir(dir / "made");
+  REQUIRE(tensors.count("lm_head.weight"));
+  tensors["lm_head.weight"] = tensors.at("shared.weight").clone();  // the model 5.x holds: lm_head is shared
+  nlohmann::json config = nlohmann::json::parse(read_text(dir / "made/config.json"));
+  REQUIRE(config["tie_word_embeddings"] == false);
+  // 4.x's file: untied, lm_head.weight written. 5.x's: tied, unscaled, no lm_head.weight.
+  for (const bool v5 : {false, true}) {
+    const std::string hf = dir / (v5 ? "v5" : "v4");
+    std::filesystem::create_directories(hf);
+    std::vector<std::pair<std::string, torch::Tensor>> written;
+    for (const auto& [name, t] : tensors) {
+      if (!(v5 && name == "lm_head.weight")) written.emplace_back(name, t);
+    }
+    write_safetensors(hf + "/model.safetensors", written, {{"format", "pt"}});
+    nlohmann::json c = config;
+    if (v5) c.update({{"tie_word_embeddings", true}, {"scale_decoder_outputs", false}});
+    write_text(hf + "/config.json", c.dump());
+    const auto imported = run_cli("import " + hf + " --out " + (dir / (v5 ? "ck5" : "ck4")) + " --tokenizer " +
+                                  corpus.tokenizer_dir);
+    INFO(imported.err);
+    REQUIRE(imported.exit_code == 0);
+  }
+  check_same_weights(dir / "ck4", dir / "ck5");
+  CHECK(nlohmann::json(read_checkpoint(dir / "ck4").model) == nlohmann::json(read_checkpoint(dir / "ck5").model));
 }

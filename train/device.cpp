@@ -7,8 +7,29 @@
 
 // Exported by libopenblas, which LibTorch loads; weak so that other BLAS builds still link.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+// oneDNN's ISA in effect (dnnl.h; the CPU's, capped by DNNL_MAX_CPU_ISA), weak as above.
+extern "C" int dnnl_get_effective_cpu_isa() __attribute__((weak));
 
 namespace lmzoo {
+
+namespace {
+
+// dnnl_cpu_isa_avx512_core (oneDNN 2.x and 3.x): the bits every AVX-512 ISA value of oneDNN carries.
+constexpr int kOneDnnAvx512Core = 0x27;
+
+// LibTorch sends bf16 matmuls to oneDNN when cpuinfo finds AVX-512 on the CPU, without asking oneDNN: where
+// DNNL_MAX_CPU_ISA caps oneDNN below AVX-512 (as when an AVX2-only machine is emulated), oneDNN has no kernel and
+// every bf16 step fails with "could not create a primitive descriptor iterator". There LibTorch's oneDNN paths are
+// turned off, so that it takes its own kernels, as it does on a CPU without AVX-512. Run once per process, when
+// the library loads.
+const bool kOneDnnChecked = [] {
+  if (dnnl_get_effective_cpu_isa && (dnnl_get_effective_cpu_isa() & kOneDnnAvx512Core) != kOneDnnAvx512Core) {
+    at::globalContext().setUserEnabledMkldnn(false);
+  }
+  return true;
+}();
+
+}  // namespace
 
 void configure_cpu_threads(int n) {
   if (n > 0) torch::set_num_threads(n);

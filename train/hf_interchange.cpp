@@ -84,7 +84,10 @@ HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out
   const MemoryEstimate weights = estimate_weights(description.config);
   require_fits_in_host(weights, "importing " + std::to_string(weights.parameters) + " parameters");
   Tokenizer tokenizer = Tokenizer::load(tokenizer_dir.empty() ? hf_dir : tokenizer_dir);
-  const auto tensors = load_safetensors_dir(hf_dir);
+  auto tensors = load_safetensors_dir(hf_dir);
+  if (description.lm_head_from_shared && !tensors.count("lm_head.weight") && tensors.count("shared.weight")) {
+    tensors["lm_head.weight"] = tensors.at("shared.weight");  // tied in the file, untied in lmzoo (hf_config.h)
+  }
   check_import_target(out_dir);
   throw_if_interrupted("importing");
 
