@@ -442,10 +442,12 @@ def hf_tokenizer(args, tf, family, folder):
     if family == "t5":
         model = train_spm(folder, "spiece", model_type="unigram", vocab_size=300, pad_id=0, eos_id=1, unk_id=2,
                           bos_id=-1)
-        return fast_class(tf, "T5Tokenizer")(vocab_file=model), None
+        # from_pretrained converts the .model in 4.x and 5.x alike; 5.x's T5Tokenizer(vocab_file=...) ignores the file
+        # and holds a placeholder vocabulary.
+        return fast_class(tf, "T5Tokenizer").from_pretrained(os.path.dirname(model)), None
     model = train_spm(folder, "tokenizer", model_type="bpe", vocab_size=420, byte_fallback=True, unk_id=0, bos_id=1,
                       eos_id=2, pad_id=-1, normalization_rule_name="identity", remove_extra_whitespaces=False)
-    return fast_class(tf, "LlamaTokenizer")(vocab_file=model), None
+    return fast_class(tf, "LlamaTokenizer").from_pretrained(os.path.dirname(model)), None  # as for T5
 
 
 def lmzoo_encode(args, run_dir):
