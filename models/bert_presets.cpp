@@ -1,8 +1,8 @@
-// BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes), RoBERTa and DistilBERT, and the
-// parameter formula.
+// BERT presets (Devlin et al. 2019; Turc et al. 2019 for the small shapes), RoBERTa and DistilBERT, and which parts
+// their published counts leave out.
 #include "models/bert_presets.h"
 
-#include "models/layer_parameter_count.h"
+#include "models/parameter_sizes.h"
 
 namespace lmzoo {
 
@@ -51,8 +51,7 @@ ModelConfig distilbert_shape(int64_t n_layer, int64_t d_model, int64_t n_head, i
 bool bert_has_hf_pooler(const ModelConfig& c) { return c.position_offset == 0 && c.type_vocab_size > 0; }
 
 int64_t published_bert_parameters(const ModelConfig& c) {
-  return bert_has_hf_pooler(c) ? count_bert_parameters(c, /*with_pooler=*/true, /*with_mlm_head=*/false)
-                               : count_bert_parameters(c, /*with_pooler=*/false, /*with_mlm_head=*/true);
+  return parameter_count(c, {bert_has_hf_pooler(c) ? ParameterPart::kMlmHead : ParameterPart::kPooler});
 }
 
 const std::vector<Preset>& bert_presets() {
@@ -67,19 +66,6 @@ const std::vector<Preset>& bert_presets() {
       {"distilbert-base", "DistilBERT base: 6 layers, 12 heads, d 768, ff 3072, no token types", distilbert_shape(6, 768, 12, 3072), "distilbert/distilbert-base-uncased"},
   };
   return presets;
-}
-
-int64_t count_bert_parameters(const ModelConfig& c, bool with_pooler, bool with_mlm_head) {
-  namespace count = parameter_count;
-  const int64_t d = c.d_model, V = c.padded_vocab(), bias = c.bias ? 1 : 0;
-  const int64_t dense = d * d + d * bias;                                    // mlm_dense, pooler
-  int64_t total = V * d + c.type_vocab_size * d + count::norm(c);           // word, token type, emb_ln
-  total += count::positions(c);                                              // position or bias table
-  total += c.n_layer * (2 * count::norm(c) + count::self_attention(c) + count::feed_forward(c));  // blocks
-  if (c.norm_position == NormPosition::kPre && c.final_norm) total += count::norm(c);   // ln_f
-  if (with_pooler) total += dense;
-  if (with_mlm_head) total += dense + count::norm(c) + V + (c.tie_embeddings ? 0 : V * d);
-  return total;
 }
 
 }  // namespace lmzoo

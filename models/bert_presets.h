@@ -1,4 +1,4 @@
-// BERT presets (the published bert-tiny ... bert-large shapes) and BERT parameter counting.
+// BERT presets (the published bert-tiny ... bert-large shapes) and their published parameter counts.
 // Leaves out: registration in all_presets() (models/presets.cpp).
 #pragma once
 #include <vector>
@@ -21,14 +21,10 @@ const std::vector<Preset>& bert_presets();
 // export --format hf leaves it out where the class has none.
 bool bert_has_hf_pooler(const ModelConfig& config);
 
-// The published count of a BERT-family shape: BERT's encoder with its pooler, no MLM head (Google's numbers,
-// bert-base 109,482,240); RoBERTa and DistilBERT shapes as their masked-LM class's num_parameters() counts them
-// (no pooler, MLM head, tied decoder once: roberta-base 124,697,433, distilbert-base 66,985,530).
+// The published count of a BERT-family shape, parameter_count less one part: BERT's encoder with its pooler, less
+// the MLM head (Google's numbers, bert-base 109,482,240); RoBERTa and DistilBERT shapes as their masked-LM class's
+// num_parameters() counts them, less the pooler (MLM head, tied decoder once: roberta-base 124,697,433,
+// distilbert-base 66,985,530).
 int64_t published_bert_parameters(const ModelConfig& config);
-
-// Parameter count of the Bert a config builds: embeddings (word, position, token type, norm), blocks,
-// ln_f (pre-norm), plus the pooler and the MLM head (dense, norm, output bias; decoder if untied)
-// when asked. bert-base with pooler, without MLM head: 109,482,240.
-int64_t count_bert_parameters(const ModelConfig& config, bool with_pooler = true, bool with_mlm_head = true);
 
 }  // namespace lmzoo

@@ -1,5 +1,5 @@
 // Llama-style decoder presets: RoPE, RMSNorm, SwiGLU, grouped-query attention, no biases, untied head.
-// Leaves out: registration in all_presets() (models/presets.cpp); counting is count_parameters (gpt arch).
+// Leaves out: registration in all_presets() (models/presets.cpp); counting is parameter_count (parameter_sizes.h).
 #pragma once
 #include <vector>
 

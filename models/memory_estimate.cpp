@@ -1,4 +1,4 @@
-// The memory estimate: parameter bytes from count_parameters and parameter_sizes (trainable and bf16 parts),
+// The memory estimate: parameter bytes from parameter_count and parameter_sizes (trainable and bf16 parts),
 // activations from the blocks' tensor shapes (checkpointing and LoRA adapters included), and the refusal against
 // the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
 #include "models/memory_estimate.h"
@@ -12,7 +12,6 @@
 
 #include "models/layers/positions.h"
 #include "models/parameter_sizes.h"
-#include "models/presets.h"
 
 namespace lmzoo {
 
@@ -276,7 +275,7 @@ Workload training_workload(const ModelConfig& config, int64_t batch) {
 
 MemoryEstimate estimate_weights(const ModelConfig& config) {
   MemoryEstimate e;
-  e.parameters = count_parameters(config);
+  e.parameters = parameter_count(config);
   e.weights = kBytesPerElement * double(e.parameters);
   return e;
 }

@@ -2,7 +2,7 @@
 // and the refusal of what cannot fit. Leaves out: measuring memory (train/device_peak.h) and the device's size.
 //
 // Invariants of MemoryEstimate:
-// - parameters is exact: count_parameters(config) (a tied head counts once), what the built module holds.
+// - parameters is exact: parameter_count(config) (a tied head counts once), what the built module holds.
 //   trainable: the parameters that get gradients and AdamW moments: all of them, or under LoRA the adapters
 //   (rank x (in + out) per adapted projection), the base parameters --trainable names and a classifier's head.
 // - Every figure is in bytes, as a double: products of sizes never wrap (a config past the formats' ranges is

@@ -2,6 +2,9 @@
 // t5.cpp, blocks.cpp, layers/); tests compare them with built models. Leaves out buffers (rope and alibi tables).
 #include "models/parameter_sizes.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "models/layers/positions.h"
 
 namespace lmzoo {
@@ -139,6 +142,51 @@ int64_t elements_named(const std::vector<NamedSize>& sizes, const std::vector<st
         break;
       }
     }
+  }
+  return total;
+}
+
+namespace {
+
+std::vector<std::string> part_modules(ParameterPart part) {
+  switch (part) {
+    case ParameterPart::kPositionTable: return {"wpe", "position_embeddings"};
+    case ParameterPart::kPooler: return {"pooler"};
+    case ParameterPart::kMlmHead: return {"mlm_dense", "mlm_ln", "mlm_decoder", "mlm_bias"};
+  }
+  throw std::logic_error("parameter part outside its table");
+}
+
+// Whether one of NAME's dot-separated components is COMPONENT ("bert.pooler.weight" has "pooler").
+bool has_component(const std::string& name, const std::string& component) {
+  for (size_t start = 0; start <= name.size();) {
+    const size_t end = std::min(name.find('.', start), name.size());
+    if (name.compare(start, end - start, component) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+bool in_any_part(const std::string& name, const std::vector<ParameterPart>& parts) {
+  for (ParameterPart part : parts) {
+    if (in_part(name, part)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool in_part(const std::string& name, ParameterPart part) {
+  for (const auto& module : part_modules(part)) {
+    if (has_component(name, module)) return true;
+  }
+  return false;
+}
+
+int64_t parameter_count(const ModelConfig& config, const std::vector<ParameterPart>& excluded) {
+  int64_t total = 0;
+  for (const auto& s : parameter_sizes(config)) {
+    if (!in_any_part(s.name, excluded)) total += s.elements;
   }
   return total;
 }

@@ -1,13 +1,13 @@
 // Named presets: gpt-nano (nanoGPT's CPU "baby" shape), the GPT-2 family (bias, GELU tanh), and the
-// Llama, GPT-NeoX, BERT and T5 presets of their own files; the parameter count of any config.
+// Llama, GPT-NeoX, BERT and T5 presets of their own files; training FLOPs per token of any config.
 #include "models/presets.h"
 
 #include <stdexcept>
 
 #include "models/bert_presets.h"
 #include "models/gpt_neox_presets.h"
-#include "models/layer_parameter_count.h"
 #include "models/llama_presets.h"
+#include "models/parameter_sizes.h"
 #include "models/t5_presets.h"
 
 namespace lmzoo {
@@ -67,42 +67,9 @@ const Preset& find_preset(const std::string& name) {
   throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
 }
 
-namespace {
-
-int64_t count_gpt_parameters(const ModelConfig& c, bool include_position_embeddings) {
-  namespace count = parameter_count;
-  const int64_t V = c.padded_vocab(), d = c.d_model;
-  int64_t total = c.n_layer * (2 * count::norm(c) + count::self_attention(c) + count::feed_forward(c));  // blocks
-  if (c.final_norm) total += count::norm(c);                                                         // ln_f
-  total += V * d;                                                                                     // wte
-  if (!c.tie_embeddings) total += V * d;                                                              // lm_head
-  if (c.position != Position::kLearned || include_position_embeddings) total += count::positions(c);
-  return total;
-}
-
-// A Bert with its pooler and MLM head, or a classifier with its head instead of the MLM head's bias.
-int64_t count_bert_model_parameters(const ModelConfig& c, bool include_position_embeddings) {
-  const bool drop_table = c.position == Position::kLearned && !include_position_embeddings;
-  const int64_t positions = drop_table ? parameter_count::positions(c) : 0;
-  const int64_t n_labels = int64_t(c.labels.size());
-  const int64_t head = n_labels ? c.d_model * n_labels + n_labels : 0;  // classifier
-  return count_bert_parameters(c, /*with_pooler=*/true, /*with_mlm_head=*/true) + head - positions;
-}
-
-}  // namespace
-
-int64_t count_parameters(const ModelConfig& c, bool include_position_embeddings) {
-  switch (c.arch) {
-    case Arch::kGpt: return count_gpt_parameters(c, include_position_embeddings);
-    case Arch::kBert: return count_bert_model_parameters(c, include_position_embeddings);
-    case Arch::kT5: return count_t5_parameters(c);  // relative bias: no position table
-  }
-  throw std::logic_error("arch outside its table");
-}
-
 double model_flops_per_token(const ModelConfig& c) {
   const int64_t layers = c.arch == Arch::kT5 ? c.n_layer + c.decoder_layers() : c.n_layer;
-  return 6.0 * double(count_parameters(c, /*include_position_embeddings=*/false)) +
+  return 6.0 * double(parameter_count(c, {ParameterPart::kPositionTable})) +
          12.0 * double(layers) * double(c.d_model) * double(c.max_seq_len);
 }
 

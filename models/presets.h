@@ -1,4 +1,4 @@
-// Named model presets (published shapes) and parameter counting.
+// Named model presets (published shapes) and training FLOPs per token; counting is parameter_count (parameter_sizes.h).
 #pragma once
 #include <string>
 #include <vector>
@@ -19,11 +19,6 @@ const std::vector<Preset>& all_presets();
 const Preset& find_preset(const std::string& name);
 // The preset a new run of ARCH starts from when none is named: gpt-nano, bert-tiny or t5-small.
 const Preset& default_preset(Arch arch);
-// Parameter count of the model a config builds, for every arch (unique tensors: a tied head counts
-// once; a Bert includes its pooler and MLM head, a classifier its head), optionally without position
-// embeddings (as MFU's N).
-int64_t count_parameters(const ModelConfig& config, bool include_position_embeddings = true);
-
 // Training FLOPs per token (forward + backward), PaLM's estimate as nanoGPT uses it for MFU:
 // 6 N (N without position tables) + 12 * layers * d_model * context (attention scores), both stacks for t5.
 double model_flops_per_token(const ModelConfig& config);

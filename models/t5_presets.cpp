@@ -1,7 +1,5 @@
-// T5 presets (Raffel et al. 2020; the T5 v1.1 release notes) and the parameter formula.
+// T5 presets (Raffel et al. 2020; the T5 v1.1 release notes).
 #include "models/t5_presets.h"
-
-#include "models/layer_parameter_count.h"
 
 namespace lmzoo {
 
@@ -44,19 +42,6 @@ const std::vector<Preset>& t5_presets() {
        t5_shape(12, 768, 12, 2048, true), "google/t5-v1_1-base"},
   };
   return presets;
-}
-
-int64_t count_t5_parameters(const ModelConfig& c) {
-  namespace count = parameter_count;
-  const int64_t V = c.padded_vocab(), d = c.d_model, norm = count::norm(c);
-  const int64_t stack_extras = count::positions(c) + (c.final_norm ? norm : 0);  // rel_bias + ln_f
-  int64_t total = V * d;                                                           // shared
-  if (!c.tie_embeddings) total += V * d;                                           // lm_head
-  total += c.n_layer * (2 * norm + count::self_attention(c) + count::feed_forward(c)) + stack_extras;  // encoder
-  total += c.decoder_layers() *
-               (3 * norm + count::self_attention(c) + count::cross_attention(c) + count::feed_forward(c)) +
-           stack_extras;  // decoder
-  return total;
 }
 
 }  // namespace lmzoo

@@ -1,4 +1,4 @@
-// T5 presets (t5-small/base/large, v1.0; t5-v1_1-small/base) and T5 parameter counting.
+// T5 presets (t5-small/base/large, v1.0; t5-v1_1-small/base); counting is parameter_count (parameter_sizes.h).
 // Leaves out: registration in all_presets() (models/presets.cpp) and the larger shapes (3B, 11B, XL, XXL).
 #pragma once
 #include <vector>
@@ -12,9 +12,5 @@ namespace lmzoo {
 // max_seq_len 512 (the pre-training input length). v1.0: ReLU, tied head, dropout 0.1. v1.1: gated GELU
 // (geglu), untied head, dropout 0.0 (v1.1 pre-trained without dropout; turn it on to fine-tune).
 const std::vector<Preset>& t5_presets();
-
-// Parameter count of the T5 a config builds (a tied head counts once): shared embedding, per stack
-// the blocks, one relative bias table and ln_f, and the untied lm_head. t5-small: 60,506,624.
-int64_t count_t5_parameters(const ModelConfig& config);
 
 }  // namespace lmzoo

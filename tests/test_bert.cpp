@@ -9,6 +9,7 @@
 #include "data/batcher_mlm.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
+#include "models/parameter_sizes.h"
 #include "tests/model_fixtures.h"
 #include "train/objectives.h"
 
@@ -123,8 +124,8 @@ TEST_CASE("bert: parameter counts by formula and on the built model", "[bert]") 
         c.bias = bias;
         Bert model(c);
         INFO("tied " << tied << ", " << norm_position << ", bias " << bias);
-        CHECK(count_module_parameters(*model) == count_bert_parameters(c, true, true));
-        CHECK(count_module_parameters(*model, "mlm_") == count_bert_parameters(c, true, false));
+        CHECK(count_module_parameters(*model) == parameter_count(c));
+        CHECK(count_module_parameters(*model, "mlm_") == parameter_count(c, {ParameterPart::kMlmHead}));
       }
     }
   }
@@ -135,10 +136,10 @@ TEST_CASE("bert: parameter counts by formula and on the built model", "[bert]") 
     return ModelConfig{};
   };
   CHECK(bert_presets().size() == 8);  // the six BERT shapes, roberta-base, distilbert-base
-  CHECK(count_bert_parameters(preset("bert-tiny"), true, false) == 4385920);
-  CHECK(count_bert_parameters(preset("bert-large"), true, false) == 335141888);
+  CHECK(parameter_count(preset("bert-tiny"), {ParameterPart::kMlmHead}) == 4385920);
+  CHECK(parameter_count(preset("bert-large"), {ParameterPart::kMlmHead}) == 335141888);
   const ModelConfig base = preset("bert-base");
-  CHECK(count_bert_parameters(base, true, false) == 109482240);
+  CHECK(parameter_count(base, {ParameterPart::kMlmHead}) == 109482240);
   Bert model(base);
   CHECK(count_module_parameters(*model, "mlm_") == 109482240);
 }

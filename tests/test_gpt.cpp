@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/gpt.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "tests/model_fixtures.h"
 #include "train/objectives.h"
@@ -116,15 +117,15 @@ TEST_CASE("parameter count formula matches the built model", "[gpt][presets]") {
       GPT model(c);
       int64_t n = 0;
       for (const auto& p : model->parameters()) n += p.numel();
-      CHECK(count_parameters(c) == n);
-      CHECK(count_parameters(c, false) == n - c.max_seq_len * c.d_model);
+      CHECK(parameter_count(c) == n);
+      CHECK(parameter_count(c, {ParameterPart::kPositionTable}) == n - c.max_seq_len * c.d_model);
     }
   }
 }
 
 TEST_CASE("gpt2 preset has GPT-2's published 124,439,808 parameters", "[gpt][presets]") {
   ModelConfig c = find_preset("gpt2").config;
-  CHECK(count_parameters(c) == 124439808);
+  CHECK(parameter_count(c) == 124439808);
   GPT model(c);
   int64_t n = 0;
   for (const auto& p : model->parameters()) n += p.numel();

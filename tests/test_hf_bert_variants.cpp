@@ -13,6 +13,7 @@
 #include "models/bert_presets.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "models/torchscript_export.h"
 #include "tests/catch_compat.h"
@@ -249,8 +250,8 @@ TEST_CASE("roberta-base and distilbert-base have their masked-LM classes' publis
   CHECK(23835648 + 6 * 7087872 + 590592 + 1536 + 30522 == 66985530);
   CHECK(published_bert_parameters(distil) == 66985530);
   // lmzoo's Bert keeps its pooler (d^2 + d) for classifier fine-tunes; the class has none.
-  CHECK(count_parameters(roberta) == 124697433 + 768 * 768 + 768);
-  CHECK(count_parameters(distil) == 66985530 + 768 * 768 + 768);
+  CHECK(parameter_count(roberta) == 124697433 + 768 * 768 + 768);
+  CHECK(parameter_count(distil) == 66985530 + 768 * 768 + 768);
   CHECK_FALSE(bert_has_hf_pooler(roberta));
   CHECK_FALSE(bert_has_hf_pooler(distil));
   CHECK(bert_has_hf_pooler(find_preset("bert-base").config));
@@ -269,7 +270,7 @@ TEST_CASE("roberta-base and distilbert-base have their masked-LM classes' publis
     Bert model(c);
     int64_t built = 0;
     for (const auto& p : model->parameters()) built += p.numel();
-    CHECK(built == count_parameters(c));
+    CHECK(built == parameter_count(c));
     const HfArchitecture a = hf_architecture_of(c);
     int64_t exported = 0;
     for (const auto& item : hf_tensors_from_model(*model, a, c)) {

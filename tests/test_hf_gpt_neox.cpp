@@ -18,6 +18,7 @@
 #include "models/gpt.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "train/checkpoint.h"
 
@@ -323,7 +324,7 @@ TEST_CASE("Pythia presets have their published parameter counts and a GPT-NeoX t
   for (const auto& [name, count] : published) {
     INFO(name);
     const ModelConfig c = find_preset(name).config;
-    CHECK(count_parameters(c) == count);
+    CHECK(parameter_count(c) == count);
     CHECK(find_preset(name).hf_twin == std::string("EleutherAI/") + name);
     REQUIRE(hf_architecture_of(c) == HfArchitecture::kGptNeoXForCausalLM);
     const nlohmann::json hf = hf_config_from_model(c, HfArchitecture::kGptNeoXForCausalLM, {});

@@ -8,6 +8,7 @@
 #include "tests/model_fixtures.h"
 #include "models/generation.h"
 #include "models/hf_config.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "models/torchscript_export.h"
 
@@ -181,7 +182,7 @@ TEST_CASE("SmolLM2, Qwen2.5 and Mistral presets have their published sizes and H
                             Expected{"mistral-7b", 7241732096, HfArchitecture::kMistralForCausalLM}}) {
     INFO(e.preset);
     const ModelConfig c = find_preset(e.preset).config;
-    CHECK(count_parameters(c) == e.parameters);
+    CHECK(parameter_count(c) == e.parameters);
     CHECK(hf_architecture_of(c) == e.architecture);
   }
 }

@@ -126,6 +126,38 @@ TEST_CASE("memory estimate: parameters equal the built model's for every family 
   }
 }
 
+TEST_CASE("parameter count: published conventions leave out whole parts, found by module name", "[memory][presets]") {
+  CHECK(in_part("bert.pooler.weight", ParameterPart::kPooler));
+  CHECK(in_part("mlm_bias", ParameterPart::kMlmHead));
+  CHECK(in_part("bert.mlm_dense.bias", ParameterPart::kMlmHead));
+  CHECK(in_part("encoder.wpe.weight", ParameterPart::kPositionTable));
+  CHECK(in_part("position_embeddings.weight", ParameterPart::kPositionTable));
+  CHECK_FALSE(in_part("attn_bias.rel_bias.weight", ParameterPart::kPositionTable));  // a bias table stays
+  CHECK_FALSE(in_part("token_type_embeddings.weight", ParameterPart::kPositionTable));
+  CHECK_FALSE(in_part("wpe_x.weight", ParameterPart::kPositionTable));  // whole components only
+  CHECK_FALSE(in_part("h.0.mlp.c_fc.weight", ParameterPart::kMlmHead));
+  // A classifier's parts sit under "bert.": each part left out equals the built module less the parameters it names.
+  ModelConfig classifier = tiny(Arch::kBert);
+  classifier.labels = {"neg", "pos"};
+  classifier.bias = true;
+  const AnyModel model = build_model(classifier);
+  for (ParameterPart part : {ParameterPart::kPositionTable, ParameterPart::kPooler, ParameterPart::kMlmHead}) {
+    int64_t kept = 0;
+    for (const auto& p : model.module()->named_parameters()) {
+      if (!in_part(p.key(), part)) kept += p.value().numel();
+    }
+    CHECK(parameter_count(classifier, {part}) == kept);
+  }
+  const int64_t d = classifier.d_model, all = parameter_count(classifier);
+  CHECK(all == built_parameters(classifier));
+  CHECK(all - parameter_count(classifier, {ParameterPart::kPooler}) == d * d + d);
+  CHECK(all - parameter_count(classifier, {ParameterPart::kPositionTable}) == classifier.max_seq_len * d);
+  CHECK(parameter_count(classifier, {ParameterPart::kPooler, ParameterPart::kMlmHead}) ==
+        all - (d * d + d) - (all - parameter_count(classifier, {ParameterPart::kMlmHead})));
+  // t5's relative tables are no position table: MFU's N keeps them.
+  CHECK(parameter_count(tiny(Arch::kT5), {ParameterPart::kPositionTable}) == parameter_count(tiny(Arch::kT5)));
+}
+
 TEST_CASE("memory estimate: activations and KV cache match sums worked by hand", "[memory]") {
   // gpt, d 32, 4 heads, d_ff 128, 2 layers, vocab 99, no dropout; batch 2 x 8 tokens. Per token (fp32 elements):
   // ends: embedding 32 + final norm in/out 64 = 96; attention: norm 64 + qkv 96 + scores 2 x 4 heads x 8 = 64 +

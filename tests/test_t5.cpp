@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/generation.h"
+#include "models/parameter_sizes.h"
 #include "models/t5.h"
 #include "models/t5_presets.h"
 #include "tests/model_fixtures.h"
@@ -303,30 +304,30 @@ TEST_CASE("t5: parameter counts by formula, on the built model and as released",
         c.bias = bias;
         T5 model(c);
         INFO("gated " << gated << ", tied " << tied << ", bias " << bias);
-        CHECK(count_module_parameters(*model) == count_t5_parameters(c));
+        CHECK(count_module_parameters(*model) == parameter_count(c));
       }
     }
   }
   CHECK(t5_presets().size() == 5);
   // Released sizes (HF model cards / num_parameters()): the formula and, for the small ones, the module.
   const ModelConfig small = t5_preset("t5-small");  // a copy: g++ 14 warns of a dangling reference otherwise
-  CHECK(count_t5_parameters(small) == 60506624);
+  CHECK(parameter_count(small) == 60506624);
   {
     T5 model(small);
     CHECK(count_module_parameters(*model) == 60506624);
   }
-  CHECK(count_t5_parameters(t5_preset("t5-base")) == 222903552);
-  CHECK(count_t5_parameters(t5_preset("t5-large")) == 737668096);
+  CHECK(parameter_count(t5_preset("t5-base")) == 222903552);
+  CHECK(parameter_count(t5_preset("t5-large")) == 737668096);
   // v1.1: 32128 * d twice (untied) + per layer 4 * d * 64 nh attention, 3 * d * ff gated FFN, norms;
   // small: 2 * 16,449,536 + 8 * (786,432 + 1,572,864 + 1,024) + 8 * (2 * 786,432 + 1,572,864 + 1,536)
   //        + 2 * (32 * 6 + 512) = 76,961,152.
   const ModelConfig v11_small = t5_preset("t5-v1_1-small");
-  CHECK(count_t5_parameters(v11_small) == 76961152);
+  CHECK(parameter_count(v11_small) == 76961152);
   {
     T5 model(v11_small);
     CHECK(count_module_parameters(*model) == 76961152);
   }
-  CHECK(count_t5_parameters(t5_preset("t5-v1_1-base")) == 247577856);
+  CHECK(parameter_count(t5_preset("t5-v1_1-base")) == 247577856);
   for (const auto& p : t5_presets()) CHECK_NOTHROW(p.config.validate());
 }
 

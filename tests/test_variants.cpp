@@ -6,6 +6,7 @@
 
 #include "models/bert.h"
 #include "models/gpt.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "models/registry.h"
 #include "models/t5.h"
@@ -51,7 +52,7 @@ TEST_CASE("every gpt switch combination trains, stays causal and caches exactly"
     INFO(v.name);
     torch::manual_seed(21);
     GPT model(v.config);
-    CHECK(module_parameters(*model) == count_parameters(v.config));
+    CHECK(module_parameters(*model) == parameter_count(v.config));
     auto idx = torch::randint(0, 99, {2, 10}, torch::kLong);
     auto targets = torch::randint(0, 99, {2, 10}, torch::kLong);
     auto [before, after] = loss_before_after_step(*model, [&] { return cross_entropy(model->forward(idx), targets); });
@@ -82,7 +83,7 @@ TEST_CASE("every bert switch combination trains and stays bidirectional under pa
     INFO(v.name);
     torch::manual_seed(22);
     Bert model(v.config);
-    CHECK(module_parameters(*model) == count_parameters(v.config));
+    CHECK(module_parameters(*model) == parameter_count(v.config));
     auto ids = torch::randint(8, 99, {2, 10}, torch::kLong);
     auto mask = torch::ones({2, 10}, torch::kLong);
     mask[1].slice(0, 7).zero_();  // row 1: 7 real tokens, 3 pads
@@ -111,7 +112,7 @@ TEST_CASE("every t5 switch combination trains, keeps its attention properties an
     INFO(v.name);
     torch::manual_seed(23);
     T5 model(v.config);
-    CHECK(module_parameters(*model) == count_parameters(v.config));
+    CHECK(module_parameters(*model) == parameter_count(v.config));
     auto enc = torch::randint(8, 99, {2, 9}, torch::kLong);
     auto dec = torch::randint(8, 99, {2, 6}, torch::kLong);
     auto targets = torch::randint(0, 99, {2, 6}, torch::kLong);
@@ -216,7 +217,7 @@ TEST_CASE("vocabulary padding keeps the usable vocabulary's logits", "[variants]
         }
       }
     }
-    CHECK(count_parameters(padded_config) - count_parameters(plain_config) ==
+    CHECK(parameter_count(padded_config) - parameter_count(plain_config) ==
           (arch == "gpt" ? 29 * 32 : 29 * 32 * 2 + 29));  // gpt: tied wte; bert: embeddings, decoder, bias
     torch::NoGradGuard no_grad;
     plain.module()->eval();

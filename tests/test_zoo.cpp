@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "models/registry.h"
 #include "tests/cli_checks.h"
@@ -39,19 +40,19 @@ TEST_CASE("every preset's --show JSON reads back to the same config and model", 
     CHECK(nlohmann::json(back) == nlohmann::json(preset.config));
     ModelConfig counted = back, expected = preset.config;
     if (counted.vocab_size == 0) counted.vocab_size = expected.vocab_size = 99;  // from the tokenizer
-    CHECK(count_parameters(counted) == count_parameters(expected));
-    if (count_parameters(expected) < 70'000'000) {  // building is quick enough up to t5-small
+    CHECK(parameter_count(counted) == parameter_count(expected));
+    if (parameter_count(expected) < 70'000'000) {  // building is quick enough up to t5-small
       CHECK(parameter_shapes(counted) == parameter_shapes(expected));
     }
   }
 }
 
 TEST_CASE("Llama-style presets have their published parameter counts", "[zoo]") {
-  CHECK(count_parameters(find_preset("tinyllama-1.1b").config) == 1100048384);
-  CHECK(count_parameters(find_preset("llama2-7b").config) == 6738415616);
-  CHECK(count_parameters(find_preset("llama2-13b").config) == 13015864320);
-  CHECK(count_parameters(find_preset("llama2-70b").config) == 68976648192);
-  CHECK(count_parameters(find_preset("gpt2").config) == 124439808);
+  CHECK(parameter_count(find_preset("tinyllama-1.1b").config) == 1100048384);
+  CHECK(parameter_count(find_preset("llama2-7b").config) == 6738415616);
+  CHECK(parameter_count(find_preset("llama2-13b").config) == 13015864320);
+  CHECK(parameter_count(find_preset("llama2-70b").config) == 68976648192);
+  CHECK(parameter_count(find_preset("gpt2").config) == 124439808);
   const ModelConfig nano = find_preset("llama-nano").config;
   CHECK(nano.position == Position::kRope);
   CHECK(nano.norm == NormKind::kRmsNorm);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "models/bert_presets.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "tools/cli_common.h"
 #include "tools/commands.h"
@@ -27,7 +28,7 @@ int run_presets(int argc, char** argv) {
     if (vocab_from_tokenizer) counted.vocab_size = 65;  // nanoGPT's Shakespeare character vocabulary
     const std::string vocab = vocab_from_tokenizer ? "65*" : std::to_string(c.vocab_size);
     // BERT as published: encoder + pooler, without the MLM head; RoBERTa, DistilBERT: their masked-LM class.
-    const int64_t count = c.arch == Arch::kBert ? published_bert_parameters(counted) : count_parameters(counted);
+    const int64_t count = c.arch == Arch::kBert ? published_bert_parameters(counted) : parameter_count(counted);
     std::printf("%-15s %-6s %6ld %6ld %7ld %6ld %7s %14ld  %-52s %s\n", p.name.c_str(), enum_name(c.arch).c_str(),
                 long(c.n_layer), long(c.n_head), long(c.d_model), long(c.max_seq_len), vocab.c_str(), long(count),
                 p.hf_twin.empty() ? "-" : p.hf_twin.c_str(), p.description.c_str());

@@ -13,6 +13,7 @@
 
 #include "data/interrupt.h"
 #include "models/memory_estimate.h"
+#include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "train/communicator.h"
 #include "train/data_parallel.h"
@@ -272,7 +273,7 @@ void TrainingRun::open_outputs() {
         is_lora_run(cfg_) ? " (LoRA: " + std::to_string(trainable_parameters_) + " trainable, the rest frozen" +
                                 (cfg_.base_precision != BasePrecision::kFp32 ? " in " + enum_name(cfg_.base_precision) : "") + ")"
                           : "";
-    progress_.note("lmzoo train: " + std::to_string(count_parameters(request_.model)) + " parameters" + lora + ", " +
+    progress_.note("lmzoo train: " + std::to_string(parameter_count(request_.model)) + " parameters" + lora + ", " +
                    where +
                    ", " + std::to_string(tokens_per_step_) + " tokens/step, steps " + std::to_string(state_.step) +
                    " -> " + std::to_string(cfg_.steps));
