@@ -1,8 +1,9 @@
 // WordPiece after HF's BertTokenizer: special tokens split out first, then BasicTokenizer and greedy longest-match-
 // first. Where Python's BertTokenizer and the Rust BertNormalizer (what AutoTokenizer loads) differ, this follows
 // Rust: unassigned code points (Cn) are kept, not removed; the CJK block 0x2B820-0x2B91F is not spaced out; accents
-// are stripped before lower-casing. Leaves out the NFC step newer transformers releases add before the whitespace
-// split (it only matters for cased vocabularies on text not already in NFC) and HF's clean_up_tokenization_spaces.
+// are stripped before lower-casing; categories, lower case and NFD are the Rust library's (data/unicode_props.h).
+// Leaves out the NFC step newer transformers releases add before the whitespace split (it only matters for cased
+// vocabularies on text not already in NFC) and HF's clean_up_tokenization_spaces.
 #include "data/wordpiece.h"
 
 #include <fstream>
@@ -30,17 +31,11 @@ bool is_cjk(char32_t c) {
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-// BERT's punctuation: all of ASCII's non-alphanumeric printables and the Unicode P* categories.
-bool is_bert_punctuation(char32_t c) {
-  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
-  return unicode::is_punctuation(c);
-}
-
 bool is_bert_whitespace(char32_t c) {  // \t \n \r and White_Space (Rust); Python's Zs alone splits the same
   return c == U'\t' || c == U'\n' || c == U'\r' || unicode::is_white_space(c);
 }
 
-// Categories Cc, Cf, Co and Cs (Rust's is_other(): Cn, unassigned, is kept; Python drops it too), not \t \n \r.
+// Categories Cc, Cf and Co as Rust's is_other() has them (Cn, unassigned, is kept; Python drops it too), not \t \n \r.
 bool is_bert_control(char32_t c) {
   return c != U'\t' && c != U'\n' && c != U'\r' && unicode::is_other_assigned(c);
 }
@@ -120,7 +115,7 @@ void WordPieceTokenizer::basic_tokenize_chunk(const std::u32string& chunk, std::
     }
     std::u32string piece;
     for (char32_t c : normalize_word(word)) {  // every punctuation mark is a token of its own
-      if (!is_bert_punctuation(c)) {
+      if (!unicode::is_bert_punctuation(c)) {
         piece.push_back(c);
         continue;
       }

@@ -250,9 +250,9 @@ TEST_CASE("hf onig regex: find_all and its empty matches", "[hf_json]") {
   CHECK(regex_escape("a.b*c-d#e~") == "a\\.b\\*c\\-d\\#e\\~");
 }
 
-// The hand-written matcher takes its classes from utf8proc, Oniguruma from its own tables, and the two may follow
-// different Unicode versions (Debian 12: libonig 6.9.8 has Unicode 14.0, utf8proc 2.8 has 15.0), so code points
-// unassigned in Oniguruma's version (\p{Cn}) are left out of the comparison.
+// The hand-written matcher takes its classes from the Rust library's Oniguruma (Unicode 16.0, data/unicode_tables.h),
+// the system's Oniguruma from its own tables (Debian 12: libonig 6.9.8 has Unicode 14.0), so code points unassigned
+// in the system's version (\p{Cn}) are left out of the comparison.
 TEST_CASE("gpt2 hand-written pre-tokeniser equals Oniguruma on the published pattern", "[hf_json][gpt2bpe]") {
   const OnigRegex gpt2(kGpt2Pattern);
   const OnigRegex unassigned(R"(\p{Cn})");

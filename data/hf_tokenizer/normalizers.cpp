@@ -1,6 +1,7 @@
 // tokenizer.json normalizers as the Rust tokenizers 0.22 run them: NFC/NFD/NFKC/NFKD, Lowercase, StripAccents,
-// BertNormalizer, Prepend, Replace, Strip, Precompiled, Sequence; Unicode from data/unicode_props.h (utf8proc),
-// regexes from Oniguruma. Leaves out: alignments (offsets), and the types lmzoo refuses (NMT, ByteLevel).
+// BertNormalizer, Prepend, Replace, Strip, Precompiled, Sequence; Unicode from data/unicode_props.h (the Rust
+// library's tables over utf8proc), regexes from Oniguruma. Leaves out: alignments (offsets), and the types lmzoo
+// refuses (NMT, ByteLevel).
 #include <nlohmann/json.hpp>
 
 #include "data/base64.h"
@@ -32,11 +33,11 @@ std::string lowercase(const std::string& text) {
   return code_points_to_utf8(out);
 }
 
-// Drops every nonspacing mark (Mn); no decomposition first, so precomposed letters keep their accents.
-std::string drop_nonspacing_marks(const std::u32string& cps) {
+// The code points for which DROP is false; no decomposition first, so precomposed letters keep their accents.
+std::string drop_marks(const std::u32string& cps, bool (*drop)(char32_t)) {
   std::string out;
   for (char32_t c : cps) {
-    if (!unicode::is_nonspacing_mark(c)) append_utf8(c, out);
+    if (!drop(c)) append_utf8(c, out);
   }
   return out;
 }
@@ -46,10 +47,12 @@ class Lowercase : public Normalizer {
   std::string normalize(const std::string& text) const override { return lowercase(text); }
 };
 
+// Every mark (Mn, Mc, Me) dropped, as the library's is_combining_mark() tells them (BertNormalizer's strip_accents
+// asks a different table: Mn alone).
 class StripAccents : public Normalizer {
  public:
   std::string normalize(const std::string& text) const override {
-    return drop_nonspacing_marks(utf8_to_code_points(text));
+    return drop_marks(utf8_to_code_points(text), unicode::is_combining_mark);
   }
 };
 
@@ -77,7 +80,7 @@ class BertNormalizer : public Normalizer {
       else s.push_back(c);
     }
     std::string out = code_points_to_utf8(s);
-    if (strip_accents_) out = drop_nonspacing_marks(unicode::nfd_code_points(out));
+    if (strip_accents_) out = drop_marks(unicode::nfd_code_points(out), unicode::is_nonspacing_mark);
     return lowercase_ ? lowercase(out) : out;
   }
 

@@ -37,11 +37,6 @@ void split_by(std::vector<PreSplit>& splits, const std::function<bool(char32_t)>
   split_each(splits, [&](const PreSplit& s) { return split_ranges(find_matches(s.text, is_delim), behavior); });
 }
 
-bool is_bert_punctuation(char32_t c) {  // Rust's is_ascii_punctuation() || is_punctuation() (P*)
-  if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
-  return unicode::is_punctuation(c);
-}
-
 class ByteLevel : public PreTokenizer {
  public:
   ByteLevel(bool add_prefix_space, bool use_regex) : add_prefix_space_(add_prefix_space), use_regex_(use_regex) {}
@@ -118,7 +113,7 @@ class BertPreTokenizer : public PreTokenizer {
  public:
   void pre_tokenize(std::vector<PreSplit>& splits) const override {
     split_by(splits, unicode::is_white_space, SplitBehavior::Removed);
-    split_by(splits, is_bert_punctuation, SplitBehavior::Isolated);
+    split_by(splits, unicode::is_bert_punctuation, SplitBehavior::Isolated);
   }
 };
 
@@ -159,7 +154,7 @@ class Digits : public PreTokenizer {
  public:
   explicit Digits(bool individual) : individual_(individual) {}
   void pre_tokenize(std::vector<PreSplit>& splits) const override {
-    split_by(splits, unicode::is_number, individual_ ? SplitBehavior::Isolated : SplitBehavior::Contiguous);
+    split_by(splits, unicode::is_numeric, individual_ ? SplitBehavior::Isolated : SplitBehavior::Contiguous);
   }
 
  private:
@@ -169,7 +164,9 @@ class Digits : public PreTokenizer {
 class Punctuation : public PreTokenizer {
  public:
   explicit Punctuation(SplitBehavior behavior) : behavior_(behavior) {}
-  void pre_tokenize(std::vector<PreSplit>& splits) const override { split_by(splits, is_bert_punctuation, behavior_); }
+  void pre_tokenize(std::vector<PreSplit>& splits) const override {
+    split_by(splits, unicode::is_bert_punctuation, behavior_);
+  }
 
  private:
   SplitBehavior behavior_;
