@@ -1,6 +1,5 @@
-// Hugging Face config.json <-> ModelConfig for the architectures lmzoo maps (GPT-2, BERT, T5, Llama, Qwen2,
-// Mistral, GPT-NeoX): which
-// HF fields change the math, which values lmzoo can represent, and the config transformers reads back.
+// Hugging Face config.json <-> ModelConfig for the classes lmzoo maps: which HF fields change the math, which values
+// lmzoo can represent, and the config transformers reads back. Each family's rules are its file in models/hf/.
 // Leaves out: the weights (hf_weights.h) and the tokenizer files.
 #pragma once
 #include <cstdint>
@@ -28,6 +27,7 @@ enum class HfArchitecture {
   kGptNeoXForCausalLM,
   kRobertaForMaskedLM,
   kDistilBertForMaskedLM,
+  kPhi3ForCausalLM,
 };
 
 template <>
@@ -48,6 +48,8 @@ struct EnumTable<HfArchitecture> {
       {HfArchitecture::kRobertaForMaskedLM, "RobertaForMaskedLM",
        "RoBERTa: BERT with positions from pad_token_id + 1 and its LM head"},
       {HfArchitecture::kDistilBertForMaskedLM, "DistilBertForMaskedLM", "DistilBERT: no token types, its own names"},
+      {HfArchitecture::kPhi3ForCausalLM, "Phi3ForCausalLM",
+       "Phi-3 / Phi-3.5: Llama with fused qkv_proj and gate_up_proj (imported; exported as Llama or Mistral)"},
   };
 };
 

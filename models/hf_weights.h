@@ -1,5 +1,5 @@
-// Hugging Face tensor names <-> lmzoo parameters for GPT-2, BERT, T5, Llama and GPT-NeoX: one rule table per architecture
-// used both ways (import: HF tensors -> parameters; export: parameters -> HF tensors, canonical names).
+// Hugging Face tensor names <-> lmzoo parameters: each family's rule table (models/hf/) used both ways (import: HF
+// tensors -> parameters; export: parameters -> HF tensors, canonical names).
 // Leaves out: reading and writing files (data/safetensors.h) and config.json (hf_config.h).
 #pragma once
 #include <map>
@@ -30,6 +30,13 @@ struct HfWeightRule {
   HfLayout layout = HfLayout::kSame;
   bool optional = false;  // the HF class may or may not hold it (BertForMaskedLM's pooler): imported when
                           // present, never exported
+  std::string also_written_as;  // a second name export writes the tensor under (RoBERTa's lm_head.decoder.bias)
+  // The parameter is one part of a single HF tensor whose rows are split as ROWS (Phi-3's gate_up_proj =
+  // [gate; up]): part INDEX. Empty rows: the parameter is the whole of its HF tensors.
+  struct Part {
+    std::vector<int64_t> rows;
+    int64_t index = 0;
+  } part = {};
 };
 
 // Every lmzoo parameter that ARCHITECTURE stores, in the order transformers lists them. Parameters without a rule

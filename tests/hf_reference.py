@@ -17,6 +17,7 @@
 
 ARCH: gpt2 gpt2-legacy bert-mlm bert-legacy bert-model bert-cls t5-v1_0 t5-v1_1 llama llama-sharded qwen2 mistral
 smollm2 (qwen2, mistral and smollm2, a tied Llama, use Llama's tensor names: the "llama" family here)
+phi3 (Phi3ForCausalLM: q/k/v fused in qkv_proj, gate/up in gate_up_proj, a window of 5)
 gpt-neox (parallel residual, rotary_pct 0.25, as 4.48 writes it) gpt-neox-seq (sequential residual, rotary_pct 1,
 tied, a Pythia-hub-style config and the old attention.bias / masked_bias / rotary_emb.inv_freq buffers).
 IDS_JSON: a file or a literal JSON object {"input_ids": [[...]], "decoder_input_ids": [[...]] (T5),
@@ -37,6 +38,7 @@ ARCHS = ["gpt2", "gpt2-legacy", "bert-mlm", "bert-legacy", "bert-model", "bert-c
          "t5-v1_0", "t5-v1_1", "llama", "llama-sharded", "qwen2", "mistral", "smollm2"]
 TRANSFORMERS_VERSION = "4.46.3"
 ARCHS += ["gpt-neox", "gpt-neox-seq"]  # GPT-NeoX (Pythia): its block below
+ARCHS += ["phi3"]  # Phi-3: Llama's formulas over fused qkv_proj / gate_up_proj, a sliding window
 
 # ---------------------------------------------------------------------------------------------------------------
 # safetensors: dtype -> (struct format of one element, bytes per element); BF16 is decoded by hand.
@@ -250,6 +252,38 @@ def llama_params(cfg):
     return p
 
 
+def phi3_params(cfg):
+    """Phi3ForCausalLM (HF modeling_phi3): qkv_proj rows [q; k; v], gate_up_proj rows [gate; up], no biases."""
+    C, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+    hd = C // cfg["num_attention_heads"]
+    q_out, kv_out = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    p = [("model.embed_tokens.weight", [V, C], "embed")]
+    for i in range(cfg["num_hidden_layers"]):
+        h = "model.layers.%d." % i
+        p += [(h + "self_attn.qkv_proj.weight", [q_out + 2 * kv_out, C], "linear"),
+              (h + "self_attn.o_proj.weight", [C, q_out], "linear"),
+              (h + "mlp.gate_up_proj.weight", [2 * F, C], "linear"), (h + "mlp.down_proj.weight", [C, F], "linear"),
+              (h + "input_layernorm.weight", [C], "norm"), (h + "post_attention_layernorm.weight", [C], "norm")]
+    p.append(("model.norm.weight", [C], "norm"))
+    if not cfg.get("tie_word_embeddings", False):
+        p.append(("lm_head.weight", [V, C], "linear"))
+    return p
+
+
+def phi3_unfused(cfg, W):
+    """Phi-3's fused tensors as Llama's: qkv_proj split by rows into q/k/v_proj, gate_up_proj chunked in two."""
+    hd = cfg["hidden_size"] // cfg["num_attention_heads"]
+    q_out, kv_out = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    out = dict(W)
+    for i in range(cfg["num_hidden_layers"]):
+        h = "model.layers.%d." % i
+        q, k, v = out.pop(h + "self_attn.qkv_proj.weight").split([q_out, kv_out, kv_out], dim=0)
+        gate, up = out.pop(h + "mlp.gate_up_proj.weight").chunk(2, dim=0)
+        out.update({h + "self_attn.q_proj.weight": q, h + "self_attn.k_proj.weight": k,
+                    h + "self_attn.v_proj.weight": v, h + "mlp.gate_proj.weight": gate, h + "mlp.up_proj.weight": up})
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # config.json as transformers 4.x save_pretrained writes it (to_diff_dict: class fields always, PretrainedConfig
 # fields only where they differ from the defaults), keys sorted.
@@ -319,11 +353,17 @@ def llama_config(arch="llama"):
     if arch == "mistral":  # a window of 5 binds within the 8-token test inputs
         cfg.update({"architectures": ["MistralForCausalLM"], "model_type": "mistral", "sliding_window": 5,
                     "head_dim": 8})
+    if arch == "phi3":  # as Phi3Config (4.48) writes it; a window of 5 binds within the 8-token test inputs
+        for key in ("attention_bias", "mlp_bias", "pretraining_tp", "head_dim"):
+            del cfg[key]
+        cfg.update({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "embd_pdrop": 0.0,
+                    "resid_pdrop": 0.0, "original_max_position_embeddings": 32, "rms_norm_eps": 1e-05,
+                    "rope_theta": 10000.0, "sliding_window": 5, "pad_token_id": 2})
     return cfg
 
 
 def family(arch):
-    if arch in ("qwen2", "mistral", "smollm2"):
+    if arch in ("qwen2", "mistral", "smollm2", "phi3"):
         return "llama"  # Llama's tensor names and formulas, with q/k/v biases or a sliding window
     if arch.startswith("gpt-neox"):
         return "gpt_neox"
@@ -341,6 +381,8 @@ def config_for(arch):
 
 
 def params_for(arch, cfg):
+    if arch == "phi3":
+        return phi3_params(cfg)
     return {"gpt2": lambda: gpt2_params(cfg), "bert": lambda: bert_params(cfg, arch),
             "t5": lambda: t5_params(cfg), "llama": lambda: llama_params(cfg),
             "gpt_neox": lambda: neox_params(cfg), "roberta": lambda: roberta_params(cfg, arch),
@@ -660,7 +702,8 @@ def llama_forward(cfg, W, ids):
     cos, sin = emb.cos(), emb.sin()
     act = activation(cfg.get("hidden_act", "silu"))
     mask = causal_mask(T)
-    window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" or cfg.get("use_sliding_window") else None
+    windowed = cfg["model_type"] in ("mistral", "phi3") or cfg.get("use_sliding_window")
+    window = cfg.get("sliding_window") if windowed else None
     if window:  # Mistral: query i sees keys i - window + 1 .. i
         mask = mask.masked_fill(torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-window), float("-inf"))
     x = W["model.embed_tokens.weight"][ids]  # (B, T, C)
@@ -819,6 +862,8 @@ def reference(arch, model_dir, inputs):
     cfg = load_config(model_dir)
     fam = family(arch)
     W = load_weights(model_dir, fam)
+    if cfg.get("model_type") == "phi3":
+        W = phi3_unfused(cfg, W)
     ids = inputs["input_ids"]
     mask = inputs.get("attention_mask", torch.ones_like(ids))
     if fam == "gpt2":

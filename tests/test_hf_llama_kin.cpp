@@ -73,6 +73,19 @@ TEST_CASE("Qwen2 and Mistral settings lmzoo does not compute are refused naming 
                                "max_position_embeddings 32") != std::string::npos);
   windowed["sliding_window"] = 32;  // a window as long as the context never binds
   CHECK(refusal(windowed).empty());
+  // transformers 5 says it per layer.
+  nlohmann::json typed = tiny_hf("Qwen2ForCausalLM", "qwen2");
+  const size_t layers = typed["num_hidden_layers"].get<size_t>();
+  typed["layer_types"] = std::vector<std::string>(layers, "full_attention");
+  typed["sliding_window"] = 16;
+  CHECK(refusal(typed).empty());
+  typed["layer_types"][layers - 1] = "sliding_attention";
+  CHECK(refusal(typed).find("layer_types naming sliding_attention with sliding_window 16 shorter than") !=
+        std::string::npos);
+  typed["layer_types"][0] = "chunked_attention";
+  CHECK(refusal(typed).find("layer_types entry \"chunked_attention\" is not supported") != std::string::npos);
+  typed["layer_types"] = {"full_attention"};
+  CHECK(refusal(typed).find("layer_types must list one attention type per layer") != std::string::npos);
 
   nlohmann::json scaled = tiny_hf("MistralForCausalLM", "mistral");
   scaled["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
