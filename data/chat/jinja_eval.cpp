@@ -262,23 +262,28 @@ class Renderer {
     for (size_t k = 0; k < items.size(); ++k) scope.vars[s.targets[k]] = items[k];
   }
 
+  // jinja2's for: the body's assignments live in a scope made afresh for each iteration (a name read before it is
+  // set reads the outer value every time); the else body runs when no iteration reached the end of the body
+  // (break and continue both skip jinja2's "iterated" marker).
   Flow exec_for(const Stmt& s, const ScopePtr& scope) {
     const Value iterable = eval(*s.expr, scope);
     if (iterable.kind != Kind::List && iterable.kind != Kind::Dict && iterable.kind != Kind::String &&
         iterable.kind != Kind::Undefined)
       type_error("'" + type_name(iterable) + "' object is not iterable");
     List items = iterate(iterable);
-    auto loop_scope = child_of(scope);
     if (s.condition) {
       List kept;
       for (const Value& item : items) {
-        assign(s, item, *loop_scope);
-        if (truthy(eval(*s.condition, loop_scope))) kept.push_back(item);
+        auto filter_scope = child_of(scope);
+        assign(s, item, *filter_scope);
+        if (truthy(eval(*s.condition, filter_scope))) kept.push_back(item);
       }
       items = std::move(kept);
     }
     const int64_t n = static_cast<int64_t>(items.size());
+    bool completed = false;
     for (int64_t k = 0; k < n; ++k) {
+      auto loop_scope = child_of(scope);
       const Value& item = items[static_cast<size_t>(k)];
       assign(s, item, *loop_scope);
       Value loop = Value::make_dict();
@@ -300,9 +305,10 @@ class Renderer {
             }));
       loop_scope->vars["loop"] = loop;
       const Flow f = exec_body(s.body, loop_scope);
+      if (f == Flow::Normal) completed = true;
       if (f == Flow::Break) break;
     }
-    if (n == 0) return exec_body(s.else_body, loop_scope);
+    if (!completed) return exec_body(s.else_body, child_of(scope));
     return Flow::Normal;
   }
 
