@@ -53,7 +53,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
     if (numbers) return any_float ? Value::floating(as_double(a) + as_double(b)) : Value::integer(int_of(a) + int_of(b));
     if (a.is_string() && b.is_string()) return Value::string(a.str() + b.str());
-    if (a.kind == Kind::List && b.kind == Kind::List && a.is_tuple == b.is_tuple) {
+    if (a.is_plain_list() && b.is_plain_list() && a.is_tuple == b.is_tuple) {
       List items = *a.list;
       items.insert(items.end(), b.list->begin(), b.list->end());
       return Value::make_list(std::move(items), a.is_tuple);
@@ -69,7 +69,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "*") {
     if (numbers) return any_float ? Value::floating(as_double(a) * as_double(b)) : Value::integer(int_of(a) * int_of(b));
-    const Value* seq = (a.is_string() || a.kind == Kind::List) ? &a : (b.is_string() || b.kind == Kind::List) ? &b : nullptr;
+    const Value* seq = (a.is_string() || a.is_plain_list()) ? &a : (b.is_string() || b.is_plain_list()) ? &b : nullptr;
     const Value* count = seq == &a ? &b : &a;
     if (seq && (count->kind == Kind::Int || count->kind == Kind::Bool)) {
       const int64_t n = std::max<int64_t>(0, int_of(*count));

@@ -164,6 +164,7 @@ void json_value(const Value& v, const JsonOptions& o, int depth, std::string& ou
     case Kind::Float: out += json_float(v.f); return;
     case Kind::String: json_string(*v.s, o.ensure_ascii, out); return;
     case Kind::List: {
+      if (!v.is_plain_list()) type_error("Object of type " + type_name(v) + " is not JSON serializable");
       if (v.list->empty()) {
         out += "[]";
         return;
@@ -449,7 +450,9 @@ Value call_dict_method(const Value& d, const std::string& name, CallArgs& call) 
       else
         out.push_back(name == "keys" ? k : v);
     }
-    return Value::make_list(std::move(out));
+    return Value::make_iterator(std::move(out), name == "items"  ? Flavor::DictItems
+                                                : name == "keys" ? Flavor::DictKeys
+                                                                 : Flavor::DictValues);
   }
   if (name == "get") {
     Args a(call, name, {"key", "default"});
@@ -501,7 +504,7 @@ std::optional<Value> python_attribute(const Value& obj, const std::string& name)
     if (is_modifying(obj, name)) return unsafe(obj, name);
     return bound_method(obj, name);
   }
-  if (obj.kind == Kind::List && list_methods().count(name)) {
+  if (obj.is_plain_list() && list_methods().count(name)) {
     if (obj.is_tuple && name != "index" && name != "count") return std::nullopt;
     if (is_modifying(obj, name)) return unsafe(obj, name);
     return bound_method(obj, name);
@@ -521,7 +524,7 @@ std::optional<Value> python_item(const Value& obj, const Value& key) {
     if (const Value* v = obj.dict->find(key)) return *v;
     return std::nullopt;
   }
-  if ((obj.kind == Kind::List || obj.kind == Kind::String) && (key.kind == Kind::Int || key.kind == Kind::Bool)) {
+  if ((obj.is_plain_list() || obj.kind == Kind::String) && (key.kind == Kind::Int || key.kind == Kind::Bool)) {
     int64_t index = key.kind == Kind::Bool ? key.b : key.i;
     if (obj.kind == Kind::List) {
       const int64_t n = static_cast<int64_t>(obj.list->size());
@@ -573,7 +576,7 @@ Value get_slice(const Value& obj, const Value& start_v, const Value& stop_v, con
   if (step == 0) throw Error(ErrorKind::Type, "slice step cannot be zero");
   std::u32string cps;
   int64_t n;
-  if (obj.kind == Kind::List) {
+  if (obj.is_plain_list()) {
     n = static_cast<int64_t>(obj.list->size());
   } else if (obj.kind == Kind::String) {
     cps = to_code_points(obj.str());
@@ -742,11 +745,11 @@ Value f_replace(const Value& v, CallArgs& call) {
 
 Value f_items(const Value& v, CallArgs& call) {
   Args a(call, "items", {});
-  if (v.is_undefined()) return Value::make_list();
+  if (v.is_undefined()) return Value::make_iterator({}, Flavor::Generator);
   if (v.kind != Kind::Dict) type_error("Can only get item pairs from a mapping.");
   List out;
   for (const auto& [k, val] : v.dict->items) out.push_back(Value::make_list({k, val}, true));
-  return Value::make_list(std::move(out));
+  return Value::make_iterator(std::move(out), Flavor::Generator);
 }
 
 Value f_list(const Value& v, CallArgs& call) {
@@ -789,6 +792,7 @@ Value f_first(const Value& v, CallArgs& call) {
 
 Value f_last(const Value& v, CallArgs& call) {
   Args a(call, "last", {});
+  if (v.is_iterator()) type_error("'" + type_name(v) + "' object is not reversible");
   const List items = iterate(v);
   if (items.empty()) return Value::make_undefined("No last item, sequence was empty.");
   return items.back();
@@ -934,7 +938,7 @@ Value f_map(const Value& v, CallArgs& call) {
       if (x.is_undefined() && !def.is_undefined()) x = def;
       out.push_back(x);
     }
-    return Value::make_list(std::move(out));
+    return Value::make_iterator(std::move(out), Flavor::Generator);
   }
   if (call.positional.empty()) type_error("map requires a filter argument");
   const std::string filter = as_text(call.positional[0]);
@@ -945,7 +949,7 @@ Value f_map(const Value& v, CallArgs& call) {
     rest.keyword = call.keyword;
     out.push_back(apply_filter(filter, item, rest));
   }
-  return Value::make_list(std::move(out));
+  return Value::make_iterator(std::move(out), Flavor::Generator);
 }
 
 // select / reject / selectattr / rejectattr.
@@ -973,7 +977,7 @@ Value select_items(const Value& v, CallArgs& call, bool with_attribute, bool kee
     }
     if (ok == keep) out.push_back(item);
   }
-  return Value::make_list(std::move(out));
+  return Value::make_iterator(std::move(out), Flavor::Generator);
 }
 
 Value f_select(const Value& v, CallArgs& call) { return select_items(v, call, false, true); }
@@ -995,7 +999,9 @@ Value f_reverse(const Value& v, CallArgs& call) {
   }
   List items = iterate(v);
   std::reverse(items.begin(), items.end());
-  return Value::make_list(std::move(items));
+  // reversed() of a list, tuple or dict is an iterator; of a generator, jinja2 falls back to a reversed list.
+  if (v.is_iterator()) return Value::make_list(std::move(items));
+  return Value::make_iterator(std::move(items), Flavor::ReverseIterator);
 }
 
 Value f_sort(const Value& v, CallArgs& call) {
@@ -1039,7 +1045,7 @@ Value f_unique(const Value& v, CallArgs& call) {
     seen.push_back(key);
     out.push_back(item);
   }
-  return Value::make_list(std::move(out));
+  return Value::make_iterator(std::move(out), Flavor::Generator);
 }
 
 Value min_max(const Value& v, CallArgs& call, bool max) {
@@ -1142,6 +1148,9 @@ bool t_mapping(const Value& v, CallArgs&) { return v.kind == Kind::Dict; }
 bool t_iterable(const Value& v, CallArgs&) {
   return v.kind == Kind::String || v.kind == Kind::List || v.kind == Kind::Dict || v.kind == Kind::Undefined;
 }
+bool t_sequence(const Value& v, CallArgs&) {
+  return v.kind == Kind::String || v.is_plain_list() || v.kind == Kind::Dict || v.kind == Kind::Undefined;
+}
 bool t_callable(const Value& v, CallArgs&) { return v.kind == Kind::Callable || v.kind == Kind::Undefined; }
 bool t_escaped(const Value&, CallArgs&) { return false; }
 
@@ -1207,7 +1216,7 @@ const std::map<std::string, TestFn>& tests() {
       {"le", t_le},           {"<=", t_le},             {"lower", t_lower},       {"lt", t_lt},
       {"<", t_lt},            {"lessthan", t_lt},       {"mapping", t_mapping},   {"ne", t_ne},
       {"!=", t_ne},           {"none", t_none},         {"number", t_number},     {"odd", t_odd},
-      {"sameas", t_sameas},   {"sequence", t_iterable}, {"string", t_string},     {"test", t_test},
+      {"sameas", t_sameas},   {"sequence", t_sequence}, {"string", t_string},     {"test", t_test},
       {"true", t_true},       {"undefined", t_undefined}, {"upper", t_upper},
   };
   return table;

@@ -59,6 +59,12 @@ Value Value::make_list(List items, bool tuple) {
   return v;
 }
 
+Value Value::make_iterator(List items, Flavor flavor) {
+  Value v = make_list(std::move(items));
+  v.flavor = flavor;
+  return v;
+}
+
 Value Value::make_dict() {
   Value v;
   v.kind = Kind::Dict;
@@ -111,7 +117,16 @@ std::string type_name(const Value& v) {
     case Kind::Int: return "int";
     case Kind::Float: return "float";
     case Kind::String: return "str";
-    case Kind::List: return v.is_tuple ? "tuple" : "list";
+    case Kind::List:
+      switch (v.flavor) {
+        case Flavor::Generator: return "generator";
+        case Flavor::ReverseIterator: return "list_reverseiterator";
+        case Flavor::DictItems: return "dict_items";
+        case Flavor::DictKeys: return "dict_keys";
+        case Flavor::DictValues: return "dict_values";
+        case Flavor::Plain: break;
+      }
+      return v.is_tuple ? "tuple" : "list";
     case Kind::Dict: return "dict";
     case Kind::Namespace: return "Namespace";
     case Kind::Callable: return "function";
@@ -126,7 +141,7 @@ std::string object_type_repr(const Value& v) {
 }
 
 std::string missing_attribute_message(const Value& obj, const std::string& name) {
-  return object_type_repr(obj) + " has no attribute " + py_repr(Value::string(name));
+  return py_repr(Value::string(object_type_repr(obj))) + " has no attribute " + py_repr(Value::string(name));
 }
 
 std::string missing_element_message(const Value& obj, const Value& key) {
@@ -142,7 +157,7 @@ bool truthy(const Value& v) {
     case Kind::Int: return v.i != 0;
     case Kind::Float: return v.f != 0.0;
     case Kind::String: return !v.s->empty();
-    case Kind::List: return !v.list->empty();
+    case Kind::List: return v.is_iterator() || !v.list->empty();
     case Kind::Dict: return !v.dict->items.empty();
     case Kind::Namespace:
     case Kind::Callable: return true;
@@ -224,6 +239,13 @@ std::string py_repr(const Value& v) {
   switch (v.kind) {
     case Kind::String: return string_repr(*v.s);
     case Kind::List: {
+      if (v.is_iterator())
+        throw Error(ErrorKind::Unsupported,
+                    "unsupported construct 'printing a " + type_name(v) + "' (Python prints its address; add |list)");
+      if (v.flavor != Flavor::Plain) {
+        Value plain = Value::make_list(*v.list);
+        return type_name(v) + "(" + py_repr(plain) + ")";
+      }
       std::string out = v.is_tuple ? "(" : "[";
       for (size_t i = 0; i < v.list->size(); ++i) {
         if (i) out += ", ";
@@ -290,6 +312,8 @@ bool py_equal(const Value& a, const Value& b) {
     return as_double(a) == as_double(b);
   }
   if (a.kind != b.kind) return false;
+  if (a.kind == Kind::List && a.flavor != b.flavor) return false;
+  if (a.is_iterator()) return a.list == b.list;
   switch (a.kind) {
     case Kind::Undefined:
     case Kind::None: return true;
@@ -324,7 +348,7 @@ bool py_less(const Value& a, const Value& b) {
     return as_double(a) < as_double(b);
   }
   if (a.kind == Kind::String && b.kind == Kind::String) return *a.s < *b.s;  // UTF-8 bytes order as code points
-  if (a.kind == Kind::List && b.kind == Kind::List && a.is_tuple == b.is_tuple) {
+  if (a.is_plain_list() && b.is_plain_list() && a.is_tuple == b.is_tuple) {
     const size_t n = std::min(a.list->size(), b.list->size());
     for (size_t i = 0; i < n; ++i) {
       const Value& x = (*a.list)[i];
@@ -364,9 +388,14 @@ int64_t py_len(const Value& v) {
   switch (v.kind) {
     case Kind::Undefined: return 0;
     case Kind::String: return code_point_count(*v.s);
-    case Kind::List: return static_cast<int64_t>(v.list->size());
+    case Kind::List:
+      if (v.is_iterator()) break;
+      return static_cast<int64_t>(v.list->size());
     case Kind::Dict: return static_cast<int64_t>(v.dict->items.size());
-    default: throw Error(ErrorKind::Type, "object of type '" + type_name(v) + "' has no len()");
+    default: break;
+  }
+  {
+    throw Error(ErrorKind::Type, "object of type '" + type_name(v) + "' has no len()");
   }
 }
 

@@ -14,6 +14,10 @@ namespace lmzoo::jinja {
 
 enum class Kind { Undefined, None, Bool, Int, Float, String, List, Dict, Namespace, Callable };
 
+// What Python type a List stands for: a list or tuple, an iterator that filters such as map and selectattr return
+// (always true, no len(), no subscript), or a dict view (len() but no subscript).
+enum class Flavor { Plain, Generator, ReverseIterator, DictItems, DictKeys, DictValues };
+
 // What went wrong while parsing or rendering; chat_template.cpp turns it into a ChatTemplateError.
 enum class ErrorKind {
   Syntax,       // the template does not parse (jinja2's TemplateSyntaxError)
@@ -56,6 +60,7 @@ struct UndefinedInfo {
 struct Value {
   Kind kind = Kind::Undefined;
   bool is_tuple = false;  // a List that Python would hold as a tuple (printed with parentheses)
+  Flavor flavor = Flavor::Plain;
   bool b = false;
   int64_t i = 0;
   double f = 0.0;
@@ -73,6 +78,7 @@ struct Value {
   static Value floating(double v);
   static Value string(std::string v);
   static Value make_list(List items = {}, bool tuple = false);
+  static Value make_iterator(List items, Flavor flavor);
   static Value make_dict();
   static Value make_namespace();
   static Value callable(std::string name, std::function<Value(CallArgs&)> fn);
@@ -82,6 +88,10 @@ struct Value {
   bool is_string() const { return kind == Kind::String; }
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
   bool is_mapping() const { return kind == Kind::Dict; }
+  bool is_plain_list() const { return kind == Kind::List && flavor == Flavor::Plain; }
+  bool is_iterator() const {
+    return kind == Kind::List && (flavor == Flavor::Generator || flavor == Flavor::ReverseIterator);
+  }
   const std::string& str() const { return *s; }
 };
 
