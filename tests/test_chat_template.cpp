@@ -93,6 +93,7 @@ TEST_CASE("chat template: Python's values printed, compared and combined", "[cha
         "yes||a\tb\n'\"\u00e9A");
   CHECK(render("{{ -3 | abs }} {{ 2.5 | round }} {{ 3.14159 | round(2) }} {{ '42' | int + 1 }} {{ 'x' | int }} "
                "{{ '1.5' | float }}") == "3 2.0 3.14 43 0 1.5");
+  CHECK(render("{{ 12350 | round(-2) }} {{ 2.675 | round(2) }} {{ {'role': 'user'} | attr('role') }}|") == "12400 2.67 |");
 }
 
 TEST_CASE("chat template: loops, their variables, filtering, else, break and continue", "[chat_template]") {

@@ -886,7 +886,20 @@ Value f_round(const Value& v, CallArgs& call) {
   if (!v.is_number()) type_error("type " + type_name(v) + " doesn't define __round__ method");
   if (method != "common" && method != "ceil" && method != "floor")
     throw Error(ErrorKind::Type, "method must be common, ceil or floor");
-  if (v.kind != Kind::Float && method == "common") return Value::integer(v.kind == Kind::Bool ? v.b : v.i);
+  if (v.kind != Kind::Float && method == "common") {
+    const int64_t x = v.kind == Kind::Bool ? v.b : v.i;
+    if (precision >= 0) return Value::integer(x);
+    if (precision < -18) return Value::integer(0);
+    int64_t scale = 1;
+    for (int64_t k = 0; k < -precision; ++k) scale *= 10;
+    int64_t q = x / scale, r = x % scale;  // round half to even, as Python's round(int, -n)
+    if (r < 0) {
+      r += scale;
+      --q;
+    }
+    if (2 * r > scale || (2 * r == scale && (q % 2 != 0))) ++q;
+    return Value::integer(q * scale);
+  }
   const double x = as_double(v);
   if (method == "common") {
     if (!std::isfinite(x)) return Value::floating(x);
@@ -986,8 +999,11 @@ Value f_selectattr(const Value& v, CallArgs& call) { return select_items(v, call
 Value f_rejectattr(const Value& v, CallArgs& call) { return select_items(v, call, true, false); }
 
 Value f_attr(const Value& v, CallArgs& call) {
-  Args a(call, "attr", {"name"});
-  return get_attribute(v, as_text(a.required(0)));
+  Args a(call, "attr", {"name"});  // a Python attribute only, never an item
+  const std::string name = as_text(a.required(0));
+  if (v.is_undefined()) fail_undefined(v);
+  if (auto attr = python_attribute(v, name)) return *attr;
+  return Value::make_undefined(missing_attribute_message(v, name));
 }
 
 Value f_reverse(const Value& v, CallArgs& call) {
