@@ -50,7 +50,8 @@ struct ChatTemplateOptions {
 struct ChatRender {
   std::string text;
   // Byte ranges [begin, end) of TEXT rendered inside {% generation %} ... {% endgeneration %} (transformers'
-  // return_assistant_tokens_mask), in order; empty for templates without the tag.
+  // return_assistant_tokens_mask), in order; empty for templates without the tag. A block inside a macro or a set
+  // block, whose text is placed later, gives no span.
   std::vector<std::pair<size_t, size_t>> generation_spans;
 };
 

@@ -158,7 +158,9 @@ bool compare(const std::string& op, const Value& a, const Value& b) {
 
 class Renderer {
  public:
-  Renderer(const RenderOptions& options, std::string& out) : options_(options), out_(&out) { install_globals(); }
+  Renderer(const RenderOptions& options, std::string& out) : options_(options), out_(&out), top_(&out) {
+    install_globals();
+  }
 
   std::vector<std::pair<size_t, size_t>> spans;
 
@@ -241,7 +243,9 @@ class Renderer {
         const std::string text = render_to_string(s.body, child_of(scope));
         const size_t begin = out_->size();
         *out_ += text;
-        spans.emplace_back(begin, out_->size());
+        // Spans are offsets into the final text: only a block rendered straight into it (not inside a macro,
+        // a set block or a filter block, whose text lands elsewhere) has one.
+        if (out_ == top_) spans.emplace_back(begin, out_->size());
         return Flow::Normal;
       }
     }
@@ -570,6 +574,7 @@ class Renderer {
 
   const RenderOptions& options_;
   std::string* out_;
+  const std::string* top_;  // the final text
   std::unordered_map<std::string, Value> globals_;
   int depth_ = 0;
 };
