@@ -183,6 +183,8 @@ def conversation(rng, tools_ok):
                     ],
                 }
             )
+            if rng.random() < 0.5:
+                messages[-1]["content"] = None
             messages.append({"role": "tool", "tool_call_id": call_id, "content": random_text(rng) or "22"})
         messages.append({"role": "assistant", "content": random_text(rng)})
     if rng.random() < 0.05:  # a conversation some templates refuse
