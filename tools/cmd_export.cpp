@@ -1,5 +1,6 @@
 // lmzoo export: write a checkpoint as a TorchScript module runnable from Python and C++, as a Hugging Face
-// model directory (config.json + model.safetensors + tokenizer files), or a LoRA run's adapters as PEFT files.
+// model directory (config.json + model.safetensors + tokenizer files), a LoRA run's adapters as PEFT files, or one
+// GGUF file for llama.cpp (decoders).
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "tools/cli_error.h"
 #include "tools/commands.h"
 #include "data/durable_io.h"
+#include "train/gguf_interchange.h"
 #include "train/hf_interchange.h"
 #include "train/lora_merge.h"
 #include "train/lora_setup.h"
@@ -18,7 +20,7 @@
 
 namespace lmzoo {
 
-enum class ExportFormat { kTorchScript, kHf, kPeft };
+enum class ExportFormat { kTorchScript, kHf, kPeft, kGguf };
 
 template <>
 struct EnumTable<ExportFormat> {
@@ -27,6 +29,7 @@ struct EnumTable<ExportFormat> {
       {ExportFormat::kTorchScript, "torchscript", "one TorchScript file (--out model.pt)"},
       {ExportFormat::kHf, "hf", "a Hugging Face model directory (--out DIR)"},
       {ExportFormat::kPeft, "peft", "a LoRA run's adapters as Hugging Face PEFT files (--out DIR)"},
+      {ExportFormat::kGguf, "gguf", "one GGUF file for llama.cpp (--out model.gguf; GPT-2, Llama, Qwen2, Mistral, GPT-NeoX)"},
   };
 };
 
@@ -95,6 +98,14 @@ void export_hf(const CheckpointInfo& info, const std::string& out) {
   std::cout << std::flush;
 }
 
+void export_gguf(const CheckpointInfo& info, const std::string& out, GgufTensorType type) {
+  const GgufExportResult result = export_gguf_model(info, out, type);
+  std::cout << "exported " << info.dir << " (" << enum_name(result.architecture) << ", " << enum_name(type) << ", "
+            << result.tensors << " tensors, tokenizer " << result.tokenizer.model
+            << (result.tokenizer.pre.empty() ? "" : "/" + result.tokenizer.pre)
+            << (result.tokenizer.chat_template ? ", chat template" : "") << ") -> " << out << std::endl;
+}
+
 }  // namespace
 
 int run_export(int argc, char** argv) {
@@ -108,20 +119,24 @@ int run_export(int argc, char** argv) {
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("out", "output: a file for torchscript (e.g. model.pt), a directory for hf", cxxopts::value<std::string>())
       ("format", enum_help<ExportFormat>(), cxxopts::value<std::string>()->default_value("torchscript"))
-      ("merge-lora", "a LoRA run's checkpoint: fold its adapters into the base weights it names, then export");
+      ("merge-lora", "a LoRA run's checkpoint: fold its adapters into the base weights it names, then export")
+      ("type", "gguf: " + enum_help<GgufTensorType>(), cxxopts::value<std::string>()->default_value("f32"));
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   require_option(r, "checkpoint");
   require_option(r, "out");
   const auto format = enum_option<ExportFormat>(r, "format");
   const std::string out = r["out"].as<std::string>();
-  if (format == ExportFormat::kTorchScript) check_writable_file(out);  // before the model is built and scripted
+  if (r.count("type") && format != ExportFormat::kGguf) throw UsageError("--type applies to --format gguf only");
+  const auto type = enum_option<GgufTensorType>(r, "type");
+  if (format == ExportFormat::kTorchScript || format == ExportFormat::kGguf) check_writable_file(out);  // before the model is built and scripted
   const CheckpointInfo info = open_checkpoint(r["checkpoint"].as<std::string>());
   check_merge_flag(info, format, r.count("merge-lora") > 0);
   switch (format) {
     case ExportFormat::kTorchScript: export_torchscript(info, out); break;
     case ExportFormat::kHf: export_hf(info, out); break;
     case ExportFormat::kPeft: export_peft(info, out); break;
+    case ExportFormat::kGguf: export_gguf(info, out, type); break;
   }
   return 0;
 }

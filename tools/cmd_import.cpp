@@ -1,11 +1,13 @@
 // lmzoo import: a Hugging Face model directory (every HfArchitecture) as an lmzoo checkpoint, or a PEFT LoRA
-// adapter onto the checkpoint of its base as a LoRA checkpoint.
+// adapter onto the checkpoint of its base as a LoRA checkpoint, or a GGUF file (llama.cpp's llama / qwen2 / gpt2 /
+// gptneox) as an lmzoo checkpoint.
 #include <filesystem>
 #include <iostream>
 
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/gguf_interchange.h"
 #include "train/hf_interchange.h"
 #include "train/peft_import.h"
 
@@ -32,14 +34,28 @@ int import_adapter(const cxxopts::ParseResult& r, bool is_adapter) {
   return 0;
 }
 
+// MODEL.gguf: validated whole, then imported through the Hugging Face tables.
+int import_gguf(const cxxopts::ParseResult& r) {
+  const std::string path = r["hf-dir"].as<std::string>();
+  if (!r["tokenizer"].as<std::string>().empty() || r.count("lora-base")) {
+    throw UsageError("--tokenizer and --lora-base do not apply to a GGUF file (it holds its tokenizer)");
+  }
+  const GgufImportResult result = import_gguf_model(path, r["out"].as<std::string>());
+  std::cout << "imported " << path << " (GGUF " << enum_name(result.architecture) << ", " << result.tensors
+            << " tensors) -> " << r["out"].as<std::string>() << "\n  " << result.config.n_layer << " layers, d_model "
+            << result.config.d_model << ", vocabulary " << result.config.vocab_size << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int run_import(int argc, char** argv) {
   cxxopts::Options options("lmzoo import",
                            "Turn a Hugging Face model directory (config.json, model.safetensors or a sharded "
-                           "model.safetensors.index.json, tokenizer files) into an lmzoo checkpoint that train "
-                           "--init, eval, generate and export accept. Architectures: " +
-                               enum_choices<HfArchitecture>(", ") + ".");
+                           "model.safetensors.index.json, tokenizer files), or a GGUF file (MODEL.gguf: llama.cpp's " +
+                               enum_choices<GgufArch>(", ") + "; f32, f16, bf16, q8_0 dequantized), into an lmzoo "
+                           "checkpoint that train --init, eval, generate and export accept. A damaged GGUF file: "
+                           "exit 1, nothing written. Architectures: " + enum_choices<HfArchitecture>(", ") + ".");
   options.custom_help("HF_DIR --out CHECKPOINT_DIR [--tokenizer DIR]").positional_help("");
   options.add_options()
       ("hf-dir", "the Hugging Face model directory (positional)", cxxopts::value<std::string>())
@@ -55,6 +71,10 @@ int run_import(int argc, char** argv) {
   if (parse_or_help(options, argc, argv, r, "hf-dir")) return 0;
   if (!r.count("hf-dir")) throw UsageError("name the Hugging Face model directory, e.g. lmzoo import gpt2/ --out ckpt");
   require_option(r, "out");
+  if (std::filesystem::path(r["hf-dir"].as<std::string>()).extension() == ".gguf" &&
+      !std::filesystem::is_directory(r["hf-dir"].as<std::string>())) {
+    return import_gguf(r);
+  }
   const bool is_adapter = std::filesystem::exists(std::filesystem::path(r["hf-dir"].as<std::string>()) / "adapter_config.json");
   if (is_adapter || r.count("lora-base")) return import_adapter(r, is_adapter);
   HfImportResult result;
