@@ -59,7 +59,7 @@ int64_t id_or(const GgufFile& f, const char* key, int64_t fallback) {
 nlohmann::json pre_tokenizer(const std::string& pre, const std::string& file) {
   const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
                                      {"use_regex", true}};
-  if (pre.empty() || pre == "gpt2" || pre == "default") return byte_level;
+  if (pre.empty() || pre == "gpt-2" || pre == "default") return byte_level;
   if (pre == "smollm") {
     return {{"type", "Sequence"},
             {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byte_level}}};
@@ -67,7 +67,7 @@ nlohmann::json pre_tokenizer(const std::string& pre, const std::string& file) {
   std::string digits;
   if (pre == "llama-bpe") digits = "\\p{N}{1,3}";
   if (pre == "qwen2") digits = "\\p{N}";
-  if (digits.empty()) throw GgufFormatError(file + ": tokenizer.ggml.pre " + pre + " is not one lmzoo reads (gpt2, llama-bpe, qwen2, smollm)");
+  if (digits.empty()) throw GgufFormatError(file + ": tokenizer.ggml.pre " + pre + " is not one lmzoo reads (gpt-2, llama-bpe, qwen2, smollm)");
   nlohmann::json no_regex = byte_level;
   no_regex["use_regex"] = false;
   const std::string regex = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" + digits +

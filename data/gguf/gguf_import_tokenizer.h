@@ -1,5 +1,5 @@
 // Tokenizer files from a GGUF file's tokenizer.ggml.* keys, in the forms lmzoo's tokenizer loads: a byte-level BPE
-// ("gpt2" model) as tokenizer.json with the pre-tokenizer llama.cpp names (gpt2, llama-bpe, qwen2, smollm), a
+// ("gpt2" model) as tokenizer.json with the pre-tokenizer llama.cpp names (gpt-2, llama-bpe, qwen2, smollm), a
 // SentencePiece-style "llama" model as a tokenizer.model proto (BPE, identity normalisation), and
 // tokenizer_config.json with add_bos_token and the chat template. Leaves out: llama.cpp's other tokenizer models.
 #pragma once

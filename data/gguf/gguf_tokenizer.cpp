@@ -59,9 +59,9 @@ std::string pre_tokenizer_name(const nlohmann::json& pre) {
   if (has("\"Digits\"") && has("individual_digits\":true") && has("\"ByteLevel\"") && !has("\"Split\"")) return "smollm";
   if (has("\\\\p{N}{1,3}")) return "llama-bpe";
   if (has("[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}|")) return "qwen2";
-  if (pre.value("type", "") == "ByteLevel" && pre.value("use_regex", true)) return "gpt2";
+  if (pre.value("type", "") == "ByteLevel" && pre.value("use_regex", true)) return "gpt-2";
   throw std::invalid_argument("tokenizer.json pre-tokenizer " + pre.value("type", std::string("?")) +
-                              " is not one llama.cpp names (gpt2, llama-bpe, qwen2, smollm byte-level BPE)");
+                              " is not one llama.cpp names (gpt-2, llama-bpe, qwen2, smollm byte-level BPE)");
 }
 
 void pad_tokens(std::vector<std::string>& tokens, std::vector<double>& types, std::vector<double>* scores,
@@ -92,7 +92,7 @@ GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tok
       tokens = tokens_by_id(parse_json(*vocab, "vocab.json"), {});
       merges = merges_from_text(*merge_text);
       summary.model = "gpt2";
-      summary.pre = "gpt2";
+      summary.pre = "gpt-2";  // llama.cpp's name for GPT-2's pre-tokenizer regex
       break;
     }
     case TokenizerKind::kHfJson: {

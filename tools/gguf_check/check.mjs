@@ -2,7 +2,8 @@
 // llama.cpp (CPU), tokenizes texts, greedily continues prompts given as token ids, and reads the metadata again with
 // @huggingface/gguf. Prints one JSON object on stdout.
 // Usage: node tools/gguf_check/check.mjs REQUEST.json
-//   REQUEST: {"model": "m.gguf", "texts": ["..."], "prompts": [[ids]], "n": 32, "top": 5, "top_steps": 4}
+//   REQUEST: {"model": "m.gguf", "texts": ["..."], "special": true, "prompts": [[ids]], "n": 32, "top": 5,
+//             "top_steps": 4, "kv_cache": "F32"}   special: control tokens written in the texts become their ids (Hugging Face's way)
 // Packages: $LMZOO_GGUF_CHECK, else ${LMZOO_NPM_CACHE:-$HOME/.cache/lmzoo/npm}/gguf_check (tools/fetch_gguf_check.sh).
 import {readFileSync} from "node:fs";
 import {join} from "node:path";
@@ -31,10 +32,13 @@ out.tensors = parsed.tensorInfos.map((t) => ({name: t.name, shape: t.shape.map(N
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
 const model = await llama.loadModel({modelPath: request.model});
-out.tokens = (request.texts ?? []).map((t) => Array.from(model.tokenize(t, false)));
+out.tokens = (request.texts ?? []).map((t) => Array.from(model.tokenize(t, request.special ?? false)));
 
 const threads = Number(process.env.LMZOO_GGUF_THREADS || 2);
-const context = await model.createContext({contextSize: request.context ?? 256, threads, sequences: 1});
+// The KV cache in f32 (llama.cpp's default is f16, which rounds keys and values that lmzoo keeps in f32).
+const kv = request.kv_cache ?? "F32";
+const context = await model.createContext({contextSize: request.context ?? 256, threads, sequences: 1,
+  flashAttention: false, experimentalKvCacheKeyType: kv, experimentalKvCacheValueType: kv});
 const sequence = context.getSequence();
 out.greedy = [];
 let generated = 0, seconds = 0;
