@@ -291,3 +291,32 @@ TEST_CASE("lmzoo import of a damaged .gguf: one line, exit 1, nothing written", 
     CHECK_FALSE(fs::exists(tmp / ("out_" + name)));
   }
 }
+
+TEST_CASE("disk full: export --format gguf keeps the previous file and leaves no partial one", "[gguf][disk_full]") {
+  TempDir probe;
+  const std::string probe_cmd = "bash -c \"trap '' XFSZ; ulimit -f 1 && head -c 4096 /dev/zero >" + (probe / "p") +
+                                "\" 2>/dev/null";
+  std::error_code ec;
+  if (std::system(probe_cmd.c_str()) == 0 || fs::file_size(probe / "p", ec) != 1024) {
+    WARN("skipped: ulimit -f does not limit file sizes here");
+    return;
+  }
+  TempDir tmp;
+  const std::string ckpt = tmp / "gpt2", out_dir = tmp / "out", out = out_dir + "/model.gguf";
+  write_gguf_test_checkpoint("gpt2", ckpt, tmp.path);
+  fs::create_directories(out_dir);
+  write_text(out, "the previous export");
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 16; exec " + std::string(LMZOO_BINARY) +
+                          " export --checkpoint " + ckpt + " --format gguf --out " + out + "\" >" + (tmp / "o") +
+                          " 2>" + (tmp / "e") + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  const std::string err = read_text(tmp / "e");
+  INFO(err);
+  CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -1) == 1);
+  CHECK(count_lines(err) == 1);
+  CHECK(err.find("File too large") != std::string::npos);
+  CHECK(read_text(out) == "the previous export");
+  CHECK(std::distance(fs::directory_iterator(out_dir), fs::directory_iterator()) == 1);  // no temporary sibling
+  CHECK(run_cli("export --checkpoint " + ckpt + " --format gguf --out " + out).exit_code == 0);
+  CHECK(fs::file_size(out) > 16 * 1024);
+}
