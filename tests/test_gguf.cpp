@@ -9,7 +9,9 @@
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
 #include "tests/test_gguf_models.h"
+#include "data/gguf/gguf_import_tokenizer.h"
 #include "data/gguf/gguf_reader.h"
+#include "data/gguf/gguf_tokenizer.h"
 #include "data/gguf/gguf_writer.h"
 #include "data/gguf/q8_0.h"
 #include "models/gguf_architecture.h"
@@ -319,4 +321,47 @@ TEST_CASE("disk full: export --format gguf keeps the previous file and leaves no
   CHECK(std::distance(fs::directory_iterator(out_dir), fs::directory_iterator()) == 1);  // no temporary sibling
   CHECK(run_cli("export --checkpoint " + ckpt + " --format gguf --out " + out).exit_code == 0);
   CHECK(fs::file_size(out) > 16 * 1024);
+}
+
+TEST_CASE("tokenizer.json pre-tokenizers get llama.cpp's names and come back from GGUF cutting the same", "[gguf]") {
+  TempDir tmp;
+  const std::string regex_tail = "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  const std::string head = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|";
+  for (const auto& [pre, digits] : std::vector<std::pair<std::string, std::string>>{
+           {"llama-bpe", "\\p{N}{1,3}"}, {"qwen2", "\\p{N}"}, {"smollm", ""}}) {
+    DYNAMIC_SECTION(pre) {
+      const fs::path dir = tmp.path / pre;
+      fs::create_directories(dir);
+      write_smollm2_tokenizer(dir);
+      if (!digits.empty()) {
+        nlohmann::json j = nlohmann::json::parse(read_text(dir / "tokenizer.json"));
+        j["pre_tokenizer"] = {
+            {"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"}, {"pattern", {{"Regex", head + digits + regex_tail}}}, {"behavior", "Isolated"},
+               {"invert", false}},
+              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}};
+        write_text(dir / "tokenizer.json", j.dump());
+      }
+      const Tokenizer tokenizer = Tokenizer::load(dir.string());
+      GgufWriter w;
+      w.add("general.architecture", GgufValue::string("qwen2"));
+      const GgufTokenizerSummary summary = add_gguf_tokenizer(w, tokenizer, tokenizer.vocab_size() + 3);
+      CHECK(summary.model == "gpt2");
+      CHECK(summary.pre == pre);
+      w.write(tmp / (pre + ".gguf"));
+      const GgufFile f = GgufFile::open(tmp / (pre + ".gguf"));
+      CHECK(f.get("tokenizer.ggml.tokens").strings.size() == static_cast<size_t>(tokenizer.vocab_size() + 3));
+      CHECK(f.get("tokenizer.ggml.tokens").strings.back() == "[PAD" + std::to_string(tokenizer.vocab_size() + 2) + "]");
+      const fs::path back = tmp.path / (pre + "_back");
+      fs::create_directories(back);
+      for (const auto& [name, bytes] : tokenizer_files_from_gguf(f)) write_text(back / name, bytes);
+      const Tokenizer again = Tokenizer::load(back.string());
+      CHECK(again.vocab_size() == tokenizer.vocab_size());
+      for (const std::string text : {"the cat 12345 sat", "  x\n\ny  ", "<|im_start|>user hi<|im_end|>", "naïve 東京"}) {
+        INFO(text);
+        CHECK(again.encode(text) == tokenizer.encode(text));
+      }
+    }
+  }
 }
