@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/digest.h"
 #include "data/corpus.h"
 #include "data/sentencepiece_bridge.h"
 #include "data/tokenizer_backend.h"
@@ -59,13 +60,23 @@ std::string status_message(const std::string& m) {
 
 // Tokenizer::train's checks of its options, before any input is read.
 void validate_train_options(const TokenizerTrainOptions& options) {
-  if (options.vocab_size < kMinVocab) {
+  if (options.vocab_size < kMinVocab + int(options.extra_symbols.size())) {
     throw std::runtime_error("vocab size " + std::to_string(options.vocab_size) + " is too small: " +
                              std::to_string(kMinVocab - 1) + " ids are reserved (" +
                              std::to_string(special::kNumSpecial) + " special tokens and 256 bytes)");
   }
   if (options.out_dir.empty()) throw std::runtime_error("no output directory given for the tokenizer");
   if (options.max_sentences <= 0) throw std::runtime_error("max_sentences must be positive");
+  for (size_t i = 0; i < options.extra_symbols.size(); ++i) {
+    const std::string& symbol = options.extra_symbols[i];
+    if (symbol.empty() || symbol.find(',') != std::string::npos || symbol.find_first_of(" \t\n") != std::string::npos) {
+      throw std::invalid_argument("special token '" + symbol + "' must be non-empty, without commas or white space");
+    }
+    if (std::find(options.extra_symbols.begin(), options.extra_symbols.begin() + long(i), symbol) !=
+        options.extra_symbols.begin() + long(i)) {
+      throw std::invalid_argument("special token '" + symbol + "' is given twice");
+    }
+  }
 }
 
 // SentencePiece trainer arguments for OPTIONS, the input lines given separately (already sampled).
@@ -73,6 +84,7 @@ SpmArgs spm_train_args(const TokenizerTrainOptions& options) {
   const auto& type = options.model_type;
   std::string symbols = "[MASK],[CLS],[SEP]";
   for (int i = 0; i < special::kNumSentinels; ++i) symbols += ",<extra_id_" + std::to_string(i) + ">";
+  for (const auto& symbol : options.extra_symbols) symbols += "," + symbol;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   // Exact round trip needs: identity normalisation, no dummy prefix, no whitespace squeezing, and byte
   // fallback for characters outside the vocabulary. vocab_size is an upper bound (hard limit off), so a
@@ -344,15 +356,6 @@ int Tokenizer::piece_bytes(int id) const {
   return backend_->piece_bytes(id);
 }
 
-std::string Tokenizer::hash() const {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-  for (unsigned char c : serialized_) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
+std::string Tokenizer::hash() const { return fnv1a64_hex(serialized_); }
 
 }  // namespace lmzoo

@@ -49,6 +49,9 @@ struct TokenizerTrainOptions {
   TokenizerType model_type = TokenizerType::kBpe;
   std::string out_dir;              // writes OUT/tokenizer.model
   int64_t max_sentences = 2000000;  // sampled input lines
+  // Pieces kept whole wherever they occur (SentencePiece user-defined symbols), after the fixed special ids: a chat
+  // template's markers, e.g. <|im_start|> and <|im_end|>.
+  std::vector<std::string> extra_symbols;
   bool verbose = false;             // report the sample size on stderr
 };
 

@@ -56,7 +56,7 @@ std::vector<int64_t> generate_tokens(GPT& model, const std::vector<int64_t>& pro
     const int64_t next = sample_next_token(logits, options, generator);
     sequence.push_back(next);
     generated.push_back(next);
-    if (next == options.eos_id) break;
+    if (options.stops_at(next)) break;
     if (cache[0].length() + 1 > context) {  // window full: re-encode the recent tokens
       cache = model->new_cache();
       logits = feed(std::vector<int64_t>(sequence.end() - (context - 1), sequence.end()));
@@ -82,7 +82,7 @@ std::vector<int64_t> generate_t5_tokens(T5& model, const std::vector<int64_t>& i
     auto logits = model->decode(step, i == 0 ? encoded : torch::Tensor(), torch::Tensor(), &cache);  // (1, 1, V)
     next = sample_next_token(logits.select(1, 0).squeeze(0), options, generator);
     generated.push_back(next);
-    if (next == options.eos_id) break;
+    if (options.stops_at(next)) break;
   }
   return generated;
 }

@@ -1,6 +1,7 @@
 // Autoregressive text generation for decoder-only models and T5: sampling with temperature, top-k and
 // top-p (nucleus), greedy when temperature is 0; incremental decoding with the KV cache.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct SamplingOptions {
   double top_p = 1.0;        // 1: no nucleus filter
   uint64_t seed = 0;
   int64_t eos_id = -1;       // stop after generating this id (-1: never)
+  std::vector<int64_t> stop_ids;  // stop after generating any of these too (a chat model's end-of-turn ids)
+  bool stops_at(int64_t id) const {
+    return id == eos_id || std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end();
+  }
 };
 
 // Picks the next token from logits (V) under the options, drawing from generator.

@@ -49,6 +49,20 @@ void GPTImpl::init_weights() {
   }
 }
 
+namespace {
+
+// (B, T) int64: each token's distance from the first token of its segment (a run of equal ids in a row).
+torch::Tensor positions_in_segments(const torch::Tensor& segment_ids) {
+  const int64_t T = segment_ids.size(1);
+  auto index = torch::arange(T, segment_ids.options()).expand_as(segment_ids);  // (B, T)
+  auto starts = torch::ones_like(segment_ids, torch::kBool);                     // (B, T): true where one begins
+  if (T > 1) starts.slice(1, 1) = segment_ids.slice(1, 1) != segment_ids.slice(1, 0, T - 1);
+  auto segment_start = std::get<0>(torch::cummax(torch::where(starts, index, torch::zeros_like(index)), 1));
+  return index - segment_start;
+}
+
+}  // namespace
+
 torch::Tensor GPTImpl::blocked_keys(int64_t P, int64_t T, const torch::Device& device) const {
   const auto options = torch::TensorOptions().dtype(torch::kLong).device(device);
   auto query = torch::arange(P, P + T, options).view({T, 1});  // (T, 1) positions of the new tokens
@@ -58,13 +72,18 @@ torch::Tensor GPTImpl::blocked_keys(int64_t P, int64_t T, const torch::Device& d
   return blocked;
 }
 
-torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
+torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len,
+                                     const torch::Tensor& segment_ids) {
   const int64_t T = idx.size(1);
   const int64_t P = cache && !cache->empty() ? (*cache)[0].length() : 0;
   TORCH_CHECK(P + T <= config_.max_seq_len, "sequence length ", P + T, " exceeds the model's context length ",
               config_.max_seq_len);
+  TORCH_CHECK(!segment_ids.defined() || (cache == nullptr && !prefix_len.defined()),
+              "segment ids cannot be combined with a KV cache or a prefix");
+  const torch::Tensor positions = segment_ids.defined() ? positions_in_segments(segment_ids) : torch::Tensor();
   // (B, T, C). Vaswani et al.: a sinusoid is added to token embeddings scaled by sqrt(C).
-  auto x = add_position_encoding(config_.position, wte(idx), wpe, position_tables, P, std::sqrt(double(config_.d_model)));
+  auto x = add_position_encoding(config_.position, wte(idx), wpe, position_tables, P,
+                                 std::sqrt(double(config_.d_model)), positions);
   x = emb_dropout(x);
   auto blocked = blocked_keys(P, T, idx.device());  // (T, P+T)
   if (prefix_len.defined()) {
@@ -74,10 +93,16 @@ torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, KVCache* cache, c
     auto query_in_prefix = pos.view({1, T, 1}) < prefix_len.view({-1, 1, 1});  // (B, T, 1)
     blocked = (blocked.unsqueeze(0) & ~(key_in_prefix & query_in_prefix)).unsqueeze(1);  // (B, 1, T, T)
   }
-  // alibi / relative: (1, nh, T, P+T) score bias; undefined otherwise.
+  if (segment_ids.defined()) {
+    auto other_segment = segment_ids.unsqueeze(2) != segment_ids.unsqueeze(1);  // (B, T, T)
+    blocked = (blocked.unsqueeze(0) | other_segment).unsqueeze(1);             // (B, 1, T, T)
+  }
+  // alibi / relative: (1, nh, T, P+T) score bias; undefined otherwise. Both depend on query - key only, which
+  // within a segment is the same as between the segment's own positions.
   auto position_bias = attn_bias ? attn_bias(T, P + T, P, idx.device()) : torch::Tensor();
   const bool window_open = config_.attention_window == 0 || T <= config_.attention_window;
-  const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined() && window_open};
+  const AttentionMask mask{blocked, /*causal=*/P == 0 && !prefix_len.defined() && !segment_ids.defined() && window_open,
+                           positions};
   for (size_t i = 0; i < h->size(); ++i) x = run_block(i, x, mask, cache ? &(*cache)[i] : nullptr, position_bias);
   return ln_f ? ln_f(x) : x;
 }
@@ -95,8 +120,9 @@ torch::Tensor GPTImpl::run_block(size_t i, const torch::Tensor& x, const Attenti
                       block->parameters());
 }
 
-torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len) {
-  auto x = hidden_states(idx, cache, prefix_len);   // (B, T, C)
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx, KVCache* cache, const torch::Tensor& prefix_len,
+                               const torch::Tensor& segment_ids) {
+  auto x = hidden_states(idx, cache, prefix_len, segment_ids);  // (B, T, C)
   auto logits = fast_linear(x, lm_head_weight());   // (B, T, padded V)
   if (config_.padded_vocab() == config_.vocab_size) return logits;
   return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)

@@ -22,11 +22,15 @@ class GPTImpl : public torch::nn::Module {
   // idx: (B, T) token ids -> logits (B, T, V). With a cache, idx holds only the new tokens and
   // positions continue after the cached ones; the cache is extended in place.
   // prefix_len (optional, (B,) int64): positions < prefix_len attend bidirectionally (prefix-LM).
+  // segment_ids (optional, (B, T) int64; packed rows, no cache): a token attends only to earlier tokens of its own
+  // segment, and positions restart at 0 where a segment starts, so each segment is computed as if alone.
   torch::Tensor forward(const torch::Tensor& idx, KVCache* cache = nullptr,
-                        const torch::Tensor& prefix_len = torch::Tensor());
+                        const torch::Tensor& prefix_len = torch::Tensor(),
+                        const torch::Tensor& segment_ids = torch::Tensor());
   // Final hidden states (B, T, C) before the LM head.
   torch::Tensor hidden_states(const torch::Tensor& idx, KVCache* cache = nullptr,
-                              const torch::Tensor& prefix_len = torch::Tensor());
+                              const torch::Tensor& prefix_len = torch::Tensor(),
+                              const torch::Tensor& segment_ids = torch::Tensor());
   // (padded V, C): rows past vocab_size are padding, never scored.
   torch::Tensor lm_head_weight() const { return lm_head ? lm_head->weight : wte->weight; }
 

@@ -1,15 +1,19 @@
 // lmzoo generate: continue a prompt (gpt) or answer it (t5: the prompt goes to the encoder) by sampling,
-// greedy or beam search; fill its [MASK]s (bert), or label it (bert classifier).
+// greedy or beam search; answer a conversation with the chat template (gpt --chat); fill its [MASK]s (bert), or
+// label it (bert classifier).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 
+#include "data/chat/conversation.h"
 #include "data/interrupt.h"
+#include "data/text_file.h"
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
 #include "tools/commands.h"
+#include "train/chat_generation.h"
 #include "train/text_generation.h"
 
 namespace lmzoo::cli {
@@ -69,6 +73,10 @@ cxxopts::Options generate_options() {
       ("checkpoint", "run directory or checkpoint directory", cxxopts::value<std::string>())
       ("prompt", "text to continue (t5: the encoder's input; bert: text with [MASK]s to fill; classifier: text to label)", cxxopts::value<std::string>())
       ("prompt-pair", "classifier: the second text of a pair task", cxxopts::value<std::string>())
+      ("chat", "gpt: answer a conversation rendered with the checkpoint's chat template: a JSON file of messages "
+               "([{\"role\", \"content\"}, ...] or {\"messages\": [...]}), or - to chat on stdin (one user turn "
+               "per line); prints the answer only, stopping at the model's end-of-turn ids",
+       cxxopts::value<std::string>())
       ("max-new-tokens", "tokens to generate at most (at most " + std::to_string(kMaxNewTokens) + ")",
        cxxopts::value<int64_t>()->default_value("100"))
       ("temperature", "sampling temperature (0: greedy)", cxxopts::value<double>()->default_value("0.8"))
@@ -170,6 +178,44 @@ void print_labels(const GenerateReport& report, int64_t top_k) {
   for (size_t i = 0; i < shown; ++i) std::printf("%s\t%.4f\n", report.labels[i].first.c_str(), report.labels[i].second);
 }
 
+// --chat FILE|-: the answers of a gpt chat model. FILE: one answer to its messages. -: a user turn per stdin line,
+// each answered in turn, the conversation kept.
+int run_chat(const cxxopts::ParseResult& r) {
+  for (const char* flag : {"prompt", "prompt-pair", "beams", "ignore-eos", "num-return"}) {
+    if (r.count(flag)) throw UsageError(std::string("--") + flag + " does not apply with --chat");
+  }
+  const SamplingOptions sampling = parse_sampling(r);
+  const std::string source = r["chat"].as<std::string>();
+  Conversation conversation;
+  if (source != "-") {
+    nlohmann::json messages;
+    try {
+      messages = nlohmann::json::parse(read_whole_file(source));
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError(source + " is not valid JSON (a messages list, or {\"messages\": [...]})");
+    }
+    if (messages.is_array()) messages = nlohmann::json{{"messages", messages}};
+    conversation = conversation_from_json(messages, source + ": ");
+    if (conversation.empty()) throw UsageError(source + " holds no messages");
+  }
+  InterruptChecks interrupt_checks;
+  Session session = Session::open(r["checkpoint"].as<std::string>(), r["device"].as<std::string>());
+  session.model();
+  if (source != "-") {
+    std::cout << chat_reply(session, conversation, sampling).text << std::endl;
+    return interrupt_requested() ? 130 : 0;
+  }
+  std::string line;
+  while (!interrupt_requested() && std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    conversation.push_back({ChatRole::kUser, line});
+    const ChatReply reply = chat_reply(session, conversation, sampling);
+    std::cout << reply.text << std::endl;
+    conversation.push_back({ChatRole::kAssistant, reply.text});
+  }
+  return interrupt_requested() ? 130 : 0;
+}
+
 }  // namespace
 
 int run_generate(int argc_in, char** argv_in) {
@@ -182,6 +228,7 @@ int run_generate(int argc_in, char** argv_in) {
   cxxopts::ParseResult r;
   if (parse_or_help(options, argc, argv, r)) return 0;
   require_option(r, "checkpoint");
+  if (r.count("chat")) return run_chat(r);
   require_option(r, "prompt");
   require_utf8_option(r, "prompt");
   require_utf8_option(r, "prompt-pair");

@@ -43,6 +43,8 @@ int train(int argc, char** argv) {
       ("model-type", enum_help<TokenizerType>(), cxxopts::value<std::string>()->default_value(enum_name(TokenizerType::kBpe)))
       ("o,out", "output directory (writes OUT/tokenizer.model)", cxxopts::value<std::string>())
       ("max-sentences", "lines sampled from the input", cxxopts::value<int64_t>()->default_value("2000000"))
+      ("special-tokens", "pieces kept whole wherever they occur, after the fixed special ids (comma-separated), e.g. "
+                         "a chat template's markers: <|im_start|>,<|im_end|>", cxxopts::value<std::string>())
       ("verbose", "report the training sample on stderr");
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result, "input")) return 0;
@@ -54,6 +56,10 @@ int train(int argc, char** argv) {
   train_options.model_type = enum_option<TokenizerType>(result, "model-type");
   train_options.max_sentences = result["max-sentences"].as<int64_t>();
   train_options.verbose = result.count("verbose") > 0;
+  if (result.count("special-tokens")) {
+    std::stringstream list(result["special-tokens"].as<std::string>());
+    for (std::string symbol; std::getline(list, symbol, ',');) train_options.extra_symbols.push_back(symbol);
+  }
   const int min_vocab = special::kNumSpecial + 256 + 1;  // Tokenizer::train's: specials, 256 bytes, a character
   if (train_options.vocab_size < min_vocab) {
     throw UsageError("--vocab-size " + std::to_string(train_options.vocab_size) + " is too small: the minimum is " +

@@ -8,7 +8,6 @@
 #include <optional>
 #include <vector>
 
-#include "data/pairs.h"
 #include "models/presets.h"
 #include "tools/cli_common.h"
 #include "tools/cli_error.h"
@@ -51,8 +50,9 @@ void add_model_options(cxxopts::Options& options) {
   options.add_options("Model")
       ("arch", "architecture: " + enum_help<Arch>() + "; default: the preset's or config's, else gpt",
        cxxopts::value<std::string>())
-      ("objective", enum_help<Objective>() + "; default: causal (gpt), mlm (bert), span (t5), seq2seq (t5 on "
-                    "prepared pairs), classify (with --init RUN_DIR)", cxxopts::value<std::string>())
+      ("objective", enum_help<Objective>() + "; default: causal (gpt), chat (gpt on prepared conversations), mlm "
+                    "(bert), span (t5), seq2seq (t5 on prepared pairs), classify (with --init RUN_DIR)",
+       cxxopts::value<std::string>())
       ("preset", "named preset (see lmzoo presets); default gpt-nano, bert-tiny for --arch bert, t5-small for --arch t5", cxxopts::value<std::string>())
       ("config", "model config JSON (e.g. from lmzoo presets --show)", cxxopts::value<std::string>());
   add_model_field_options(options.add_options("Model"));
@@ -74,6 +74,7 @@ void add_data_options(cxxopts::Options& options) {
 void add_training_options(cxxopts::Options& options) {
   add_train_field_options(options, "Masked LM");
   add_train_field_options(options, "Span corruption (t5)");
+  add_train_field_options(options, "Chat");
   add_train_field_options(options, "Training");
   options.add_options("Training")("threads", "intra-op CPU threads (default: LibTorch's)", cxxopts::value<int>())
       ("dry-run", "print the predicted peak memory of this run by part (weights, gradients, optimizer state, "
@@ -202,7 +203,9 @@ void reject_flags_of_other_objectives(const cxxopts::ParseResult& r, Objective o
   only_for({"noise-density", "mean-span-length"}, Objective::kSpan, "t5 span corruption");
   only_for({"mlm-probability", "mask-rate", "random-rate", "whole-word-mask", "segment-pairs"}, Objective::kMlm,
            "bert masked LM");
-  if ((objective == Objective::kClassify || objective == Objective::kSeq2seq) && r.count("eval-iters")) {
+  only_for({"max-length", "packing", "truncate"}, Objective::kChat, "the answers of prepared conversations");
+  if ((objective == Objective::kClassify || objective == Objective::kSeq2seq || objective == Objective::kChat) &&
+      r.count("eval-iters")) {
     throw UsageError("--eval-iters does not apply to --objective " + enum_name(objective) +
                      ": validation scores the whole validation set");
   }
@@ -370,7 +373,7 @@ TrainRequest new_run_from_flags(const cxxopts::ParseResult& r) {
   std::optional<CheckpointInfo> pretrained;
   if (has_init_checkpoint(r)) pretrained = open_checkpoint(r["init"].as<std::string>());
   spec.train.objective = pretrained ? checkpoint_objective(*pretrained, spec.train.data_dir)
-                                    : default_objective(requested_arch(r), is_pairs_dir(spec.train.data_dir));
+                                    : data_objective(requested_arch(r), spec.train.data_dir);
   override_from(r, "objective", spec.train.objective);
   reject_flags_of_other_objectives(r, spec.train.objective);
   refuse_lora_flags_without_init(r, pretrained.has_value());

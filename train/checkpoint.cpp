@@ -83,6 +83,7 @@ void write_checkpoint_files(const fs::path& tmp, const std::shared_ptr<torch::nn
   for (const auto& [name, bytes] : tokenizer_files(info.tokenizer_model)) {
     write_file_durably((tmp / name).string(), bytes);
   }
+  write_chat_settings(tmp.string(), info.chat);
   if (is_lora_run(info.train)) {
     save_trainable_tensors((tmp / kAdapterFile).string(), *model);  // the base stays where init_checkpoint says
   } else {
@@ -195,6 +196,7 @@ CheckpointInfo read_checkpoint(const std::string& path) {
   }
   info.tokenizer_model = read_tokenizer(dir);
   check_tokenizer_vocab(info);
+  info.chat = read_chat_settings(dir.string());
   return info;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "data/chat/chat_settings.h"
 #include "models/config.h"
 #include "models/registry.h"
 #include "train/checkpoint_swap.h"  // recover_run_dir
@@ -25,6 +26,7 @@ struct CheckpointInfo {
   TrainConfig train;
   TrainerState state;
   std::string tokenizer_model;  // Tokenizer::serialized(): stored as tokenizer.model, or as an HF tokenizer's files
+  ChatSettings chat;            // chat_template.jinja and generation_config.json, where the model has them
 };
 
 // Writes a checkpoint directory: every file fsynced into .NAME.tmp-PID, the marker last, then swapped in

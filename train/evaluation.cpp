@@ -4,12 +4,14 @@
 #include <stdexcept>
 
 #include "data/batcher_span.h"
+#include "data/chat/chat_data.h"
 #include "data/interrupt.h"
 #include "data/labelled_text.h"
 #include "data/pairs.h"
 #include "data/shards.h"
 #include "data/text_file.h"
 #include "data/utf8.h"
+#include "train/chat_eval.h"
 #include "train/masked_eval.h"
 #include "train/run_inputs.h"
 #include "train/seq2seq_eval.h"
@@ -38,6 +40,10 @@ ScoredText text_to_score(const Session& session, const EvalRequest& request) {
                                   session.info().dir + " is evaluated on token shards (lmzoo prepare --input) or "
                                   "--text");
     }
+    if (is_chat_dir(request.data_dir)) {
+      throw std::invalid_argument(request.data_dir + " holds prepared conversations, which score a gpt's answers; " +
+                                  session.info().dir + " is evaluated on token shards (lmzoo prepare --input) or --text");
+    }
     out.source = request.data_dir + " (" + request.split + ")";
     check_same_tokenizer(request.data_dir, tokenizer, session.info().dir);
     out.stream = TokenStream::open(request.data_dir, request.split, tokenizer.vocab_size());
@@ -53,7 +59,21 @@ ScoredText text_to_score(const Session& session, const EvalRequest& request) {
   return out;
 }
 
+// Prepared conversations: the perplexity of the answers alone.
+EvalReport evaluate_chat(Session& session, GPT& model, const EvalRequest& request) {
+  check_same_tokenizer(request.data_dir, session.tokenizer(), session.info().dir);
+  const ChatExamples examples = load_chat_examples(request.data_dir, request.split, session.tokenizer().vocab_size());
+  EvalReport report{request.data_dir + " (" + request.split + ")", "answer tokens"};
+  report.has_bits_per_byte = false;
+  report.perplexity = chat_answer_perplexity(model, examples, request.batch_size, request.precision, session.device());
+  if (report.perplexity->tokens == 0) throw std::runtime_error(report.source + " has no answer token to score");
+  return report;
+}
+
 EvalReport evaluate_gpt(Session& session, GPT& model, const EvalRequest& request) {
+  if (!request.data_dir.empty() && request.text_file.empty() && is_chat_dir(request.data_dir)) {
+    return evaluate_chat(session, model, request);
+  }
   const ScoredText scored = text_to_score(session, request);
   if (scored.stream.size() < 2) throw std::runtime_error(scored.source + " has fewer than two tokens to score");
   PerplexityOptions options;

@@ -72,6 +72,18 @@ TokenizerFiles hf_tokenizer_files(const Tokenizer& tokenizer) {
   return files;
 }
 
+// tokenizer_config.json (where the tokenizer has one) also carries the chat template, where transformers 4.x reads
+// it; 5.x reads chat_template.jinja, written beside it.
+TokenizerFiles with_chat_template(TokenizerFiles files, const ChatSettings& chat) {
+  const auto config = files.find("tokenizer_config.json");
+  if (chat.chat_template.empty() || config == files.end()) return files;
+  nlohmann::json j = nlohmann::json::parse(config->second, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return files;
+  j["chat_template"] = chat.chat_template;
+  config->second = j.dump(2) + "\n";
+  return files;
+}
+
 }  // namespace
 
 // A first SIGINT/SIGTERM stops the import at its next phase with nothing written; one during the final write lets it
@@ -112,6 +124,7 @@ HfImportResult import_hf_model(const std::string& hf_dir, const std::string& out
   info.model = config;
   info.train = import_train_config(config);
   info.tokenizer_model = tokenizer.serialized();
+  info.chat = read_chat_settings(hf_dir);
   save_checkpoint(out_dir, model.module(), nullptr, info);
   return result;
 }
@@ -125,17 +138,20 @@ HfExportResult export_hf_model(const CheckpointInfo& checkpoint, const std::stri
   const nlohmann::json config = hf_config_from_model(checkpoint.model, result.architecture, hf_token_ids(tokenizer));
 
   // Written whole or not at all: staged beside OUT_DIR, then moved into place.
-  const TokenizerFiles tokenizer_files = hf_tokenizer_files(tokenizer);
+  const TokenizerFiles tokenizer_files = with_chat_template(hf_tokenizer_files(tokenizer), checkpoint.chat);
   StagedDirectory staged(out_dir);
   staged.fill([&](const std::string& dir) {
     write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
     write_file_durably((fs::path(dir) / "config.json").string(), config.dump(2) + "\n");
     write_files_durably(dir, tokenizer_files);
+    write_chat_settings(dir, checkpoint.chat);
   });
   staged.commit();
   result.files.push_back("model.safetensors");
   result.files.push_back("config.json");
   for (const auto& item : tokenizer_files) result.files.push_back(item.first);
+  if (!checkpoint.chat.chat_template.empty()) result.files.push_back("chat_template.jinja");
+  if (!checkpoint.chat.stop_ids.empty()) result.files.push_back("generation_config.json");
   return result;
 }
 

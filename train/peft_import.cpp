@@ -232,6 +232,7 @@ PeftImportResult import_peft_adapter(const std::string& adapter_dir, const std::
   info.train.init_checkpoint = fs::absolute(base_info.dir).lexically_normal().string();
   info.train.lora_base_digest = weights_digest(base_info.dir);
   info.tokenizer_model = base_info.tokenizer_model;
+  info.chat = base_info.chat;
   save_checkpoint(out_dir, model.module(), /*optimizer=*/nullptr, info);
   return result;
 }

@@ -110,6 +110,7 @@ TrainRequest resume_request(const CheckpointInfo& run, const TrainConfig& asked)
   request.model = run.model;
   request.train = with_resumable_settings(run.train, asked);
   request.tokenizer_model = run.tokenizer_model;
+  request.chat = run.chat;
   request.resume_dir = run.dir;
   if (run.state.step >= request.train.steps) {
     throw std::invalid_argument("the run is already at step " + std::to_string(run.state.step) + " of " +

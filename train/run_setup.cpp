@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "data/labelled_text.h"
+#include "data/chat/chat_data.h"
 #include "data/pairs.h"
 #include "models/presets.h"
 #include "train/run_inputs.h"
@@ -26,9 +27,18 @@ std::string absolute_path(const std::string& path) {
   return path.empty() ? path : std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string();
 }
 
+ChatSettings chat_settings_for(const std::string& data, const ChatSettings& pretrained) {
+  return is_chat_dir(data) ? read_chat_settings(data) : pretrained;
+}
+
+Objective data_objective(Arch arch, const std::string& data) {
+  if (arch == Arch::kGpt && is_chat_dir(data)) return Objective::kChat;
+  return default_objective(arch, is_pairs_dir(data));
+}
+
 Objective checkpoint_objective(const CheckpointInfo& pretrained, const std::string& data) {
   if (pretrained.model.arch == Arch::kBert && !std::filesystem::is_directory(data)) return Objective::kClassify;
-  return default_objective(pretrained.model.arch, is_pairs_dir(data));
+  return data_objective(pretrained.model.arch, data);
 }
 
 ModelConfig sized_to_vocab(ModelConfig model, int64_t vocab) {
@@ -52,6 +62,7 @@ TrainRequest new_model_request(const RunSpec& spec, const Tokenizer& tokenizer) 
   request.model = sized_to_vocab(model, tokenizer.vocab_size());
   request.model.validate();
   request.tokenizer_model = tokenizer.serialized();
+  request.chat = chat_settings_for(request.train.data_dir, ChatSettings{});
   return request;
 }
 
@@ -66,6 +77,7 @@ TrainRequest continued_run_request(const RunSpec& spec) {
   request.model = with_dropout(pretrained.model, spec.dropout);
   request.train.init_checkpoint = absolute_path(pretrained.dir);
   request.tokenizer_model = pretrained.tokenizer_model;
+  request.chat = chat_settings_for(request.train.data_dir, pretrained.chat);
   check_same_tokenizer(request.train.data_dir, Tokenizer::from_serialized(pretrained.tokenizer_model), pretrained.dir);
   return request;
 }

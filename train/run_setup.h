@@ -27,6 +27,14 @@ struct RunSpec {
 // PATH absolute and normalised, as runs store their paths (so a resume works from any working directory).
 std::string absolute_path(const std::string& path);
 
+// The chat template and end-of-turn ids a run's checkpoints carry: those its prepared conversations were rendered
+// with (DATA a chat directory), else PRETRAINED's.
+ChatSettings chat_settings_for(const std::string& data, const ChatSettings& pretrained);
+
+// The objective a model of ARCH trains with on DATA when none is named: chat for a gpt on prepared conversations,
+// else the family's default (seq2seq for a t5 on prepared pairs).
+Objective data_objective(Arch arch, const std::string& data);
+
 // The objective a run from checkpoint PRETRAINED trains with when none is named: its family's on DATA (prepared
 // data or pairs), classify for a bert given a labelled file.
 Objective checkpoint_objective(const CheckpointInfo& pretrained, const std::string& data);

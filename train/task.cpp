@@ -12,10 +12,13 @@
 #include "data/batcher_mlm.h"
 #include "data/batcher_prefix.h"
 #include "data/batcher_span.h"
+#include "data/chat/chat_data.h"
+#include "data/epoch_order.h"
 #include "data/labelled_text.h"
 #include "data/pairs.h"
 #include "data/shards.h"
 #include "data/tokenizer.h"
+#include "train/chat_task.h"
 #include "train/device.h"
 #include "train/objectives.h"
 
@@ -28,8 +31,8 @@ TrainBatch TrainBatch::to(const torch::Device& device) const {
     if (!t.defined() || t.device() == device) return t;
     return to_cuda && t.device().is_cpu() ? t.pin_memory().to(device, /*non_blocking=*/true) : t.to(device);
   };
-  return {move(input_ids),      move(labels),           move(attention_mask),
-          move(token_type_ids), move(decoder_input_ids), move(prefix_len)};
+  return {move(input_ids),      move(labels),           move(attention_mask), move(token_type_ids),
+          move(decoder_input_ids), move(prefix_len), move(segment_ids)};
 }
 
 namespace {
@@ -149,17 +152,17 @@ class ClassifyTask : public TrainingTask {
  public:
   ClassifyTask(const ModelConfig& model, const TrainConfig& config, const Tokenizer& tokenizer, DataShard shard)
       : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
-        pad_(tokenizer.special().pad), shard_(shard), seed_(config.seed) {
+        pad_(tokenizer.special().pad), shard_(shard) {
     train_ = frame_file(tokenizer, model, config.data_dir);
+    order_ = EpochOrder(int64_t(train_.size()), config.seed, 0xC1A5);
     if (!config.val_data.empty()) val_ = frame_file(tokenizer, model, config.val_data);
     tokens_ = config.batch_size * model.max_seq_len;
   }
   TrainBatch train_batch(int64_t step, int64_t micro) const override {
-    const int64_t n = int64_t(train_.size());
     std::vector<const Framed*> rows;
     for (int64_t j = 0; j < batch_size_; ++j) {
       const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
-      rows.push_back(&train_[epoch_order(i / n)[i % n]]);
+      rows.push_back(&train_[size_t(order_.at(i))]);
     }
     return collate(rows, pad_);
   }
@@ -186,17 +189,6 @@ class ClassifyTask : public TrainingTask {
     }
     return out;
   }
-  // The permutation of the training examples for one epoch (cached: batches walk epochs in order).
-  const std::vector<int64_t>& epoch_order(int64_t epoch) const {
-    if (epoch != cached_epoch_) {
-      order_.resize(train_.size());
-      std::iota(order_.begin(), order_.end(), 0);
-      std::mt19937_64 rng(mix_seed(seed_, uint64_t(epoch), 0xC1A5));
-      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);  // Fisher-Yates
-      cached_epoch_ = epoch;
-    }
-    return order_;
-  }
   static TrainBatch collate(const std::vector<const Framed*>& rows, int64_t pad) {
     std::vector<MlmExample> examples;
     std::vector<int64_t> labels;
@@ -211,9 +203,7 @@ class ClassifyTask : public TrainingTask {
   int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
   int64_t pad_;
   DataShard shard_;
-  uint64_t seed_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable std::vector<int64_t> order_;
+  EpochOrder order_{1, 0, 0};
 };
 
 TrainBatch from_seq2seq(const Seq2SeqBatch& b) {
@@ -309,20 +299,20 @@ class Seq2SeqTask : public TrainingTask {
   Seq2SeqTask(const ModelConfig& model, const TrainConfig& config, const SpecialIds& special, DataShard shard)
       : batch_size_(config.batch_size), step_rows_(config.grad_accum * shard.world_size * config.batch_size),
         eos_(special.require(special.eos, "</s>", "seq2seq")), pad_(special.require(special.pad, "<pad>", "seq2seq")),
-        shard_(shard), seed_(config.seed) {
+        shard_(shard) {
     train_ = fit(load_pairs(config.data_dir, "train", eos_, model.vocab_size), model.max_seq_len, eos_);
     val_ = fit(load_pairs(config.data_dir, "val", eos_, model.vocab_size), model.max_seq_len, eos_);
     if (train_.empty()) throw std::runtime_error(config.data_dir + " has no training pairs");
+    order_ = EpochOrder(int64_t(train_.size()), config.seed, 0x5E02);
     tokens_ = 0;
     for (const auto& e : train_) tokens_ += int64_t(e.inputs.size() + e.targets.size());
     tokens_ = batch_size_ * tokens_ / int64_t(train_.size());  // the mean pair, times the batch
   }
   TrainBatch train_batch(int64_t step, int64_t micro) const override {
-    const int64_t n = int64_t(train_.size());
     std::vector<Seq2SeqExample> rows;
     for (int64_t j = 0; j < batch_size_; ++j) {
       const int64_t i = step * step_rows_ + global_row(shard_, micro, batch_size_, j);  // in the endless stream
-      rows.push_back(train_[size_t(epoch_order(i / n)[size_t(i % n)])]);
+      rows.push_back(train_[size_t(order_.at(i))]);
     }
     return from_seq2seq(collate_seq2seq(rows, pad_));
   }
@@ -346,23 +336,11 @@ class Seq2SeqTask : public TrainingTask {
     }
     return examples;
   }
-  const std::vector<int64_t>& epoch_order(int64_t epoch) const {
-    if (epoch != cached_epoch_) {
-      order_.resize(train_.size());
-      std::iota(order_.begin(), order_.end(), 0);
-      std::mt19937_64 rng(mix_seed(seed_, uint64_t(epoch), 0x5E02));
-      for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng() % i]);  // Fisher-Yates
-      cached_epoch_ = epoch;
-    }
-    return order_;
-  }
   std::vector<Seq2SeqExample> train_, val_;
   int64_t batch_size_, step_rows_, tokens_ = 0;  // step_rows_: rows of all ranks and micro-batches per step
   int64_t eos_, pad_;
   DataShard shard_;
-  uint64_t seed_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable std::vector<int64_t> order_;
+  EpochOrder order_{1, 0, 0};
 };
 
 }  // namespace
@@ -377,6 +355,13 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
     }
   };
   const bool pairs = objective != Objective::kClassify && is_pairs_dir(config.data_dir);
+  const bool chat = objective != Objective::kClassify && is_chat_dir(config.data_dir);
+  if (chat != (objective == Objective::kChat)) {
+    throw std::invalid_argument(chat ? config.data_dir + " holds prepared conversations, which train --objective chat "
+                                       "(gpt); '" + enum_name(objective) + "' reads token shards (lmzoo prepare --input)"
+                                     : config.data_dir + " holds no prepared conversations; --objective chat trains on "
+                                       "lmzoo prepare --chat FILE.jsonl output");
+  }
   if (pairs && objective != Objective::kSeq2seq) {
     throw std::invalid_argument(config.data_dir + " holds prepared pairs, which train --objective seq2seq (t5); '" +
                                 enum_name(objective) + "' reads token shards (lmzoo prepare --input)");
@@ -397,6 +382,9 @@ std::unique_ptr<TrainingTask> make_task(const ModelConfig& model, const TrainCon
     case Objective::kPrefix:
       require_arch(model.arch == Arch::kGpt || model.arch == Arch::kT5, "gpt or t5");
       return std::make_unique<PrefixTask>(model, config, tokenizer.special(), shard);
+    case Objective::kChat:
+      require_arch(model.arch == Arch::kGpt, "gpt");
+      return make_chat_task(model, config, tokenizer, shard);
     case Objective::kSeq2seq:
       require_arch(model.arch == Arch::kT5, "t5");
       if (!pairs) {
@@ -422,7 +410,8 @@ int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
   return model.visit(Overloaded{
       [&](GPT gpt) {
-        return next_token_loss(gpt->forward(batch.input_ids, nullptr, batch.prefix_len), batch.labels);
+        return next_token_loss(gpt->forward(batch.input_ids, nullptr, batch.prefix_len, batch.segment_ids),
+                               batch.labels);
       },
       [&](T5 t5) {
         return next_token_loss(t5->forward(batch.input_ids, batch.attention_mask, batch.decoder_input_ids),
@@ -447,7 +436,7 @@ ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, con
   for (int64_t i = shard.rank; i < task.val_batches(); i += shard.world_size) {
     const TrainBatch batch = task.val_batch(i).to(device);
     AutocastScope autocast(precision, device);
-    const int64_t n = batch.input_ids.size(0);
+    const int64_t n = task.validation_weighs_targets() ? scored_targets(batch) : batch.input_ids.size(0);
     sum.weighted_loss += task_loss(model, batch).item<double>() * double(n);
     sum.rows += n;
   }

@@ -24,6 +24,7 @@ struct TrainBatch {
   torch::Tensor decoder_input_ids;  // (B, T) int64 (t5): labels shifted right after the start id; then
                                     // input_ids / attention_mask are the encoder's (B, S) and labels (B, T)
   torch::Tensor prefix_len;         // (B,) int64 (gpt prefix-LM): positions < prefix_len attend bidirectionally
+  torch::Tensor segment_ids;        // (B, T) int64 (gpt packed chat rows): attention and positions per segment
   TrainBatch to(const torch::Device& device) const;
 };
 
@@ -37,6 +38,11 @@ class TrainingTask {
   virtual TrainBatch val_batch(int64_t i) const = 0;
   // Token positions one micro-batch feeds the model (for tokens/s).
   virtual int64_t tokens_per_batch() const = 0;
+  // How validation batches are weighted in the mean: by rows (false), or by scored targets (true: chat, whose
+  // loss is the mean over all answer tokens).
+  virtual bool validation_weighs_targets() const { return false; }
+  // A line about how the data was fitted to rows (chat: truncated and packed examples); empty: nothing to say.
+  virtual std::string summary() const { return ""; }
 };
 
 // The task for config.objective over config.data_dir (and config.val_data) with TOKENIZER's special ids (and
@@ -64,11 +70,11 @@ torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
 double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,
                        Precision precision);
 
-// The part of the validation sample one rank scores (batch i on rank i % world_size): the row-weighted loss sum
-// and the rows, which add up over ranks to validation_loss's mean.
+// The part of the validation sample one rank scores (batch i on rank i % world_size): the weighted loss sum and
+// the weights (rows, or scored targets where the task says so), which add up over ranks to validation_loss's mean.
 struct ValidationSum {
   double weighted_loss = 0.0;
-  int64_t rows = 0;
+  int64_t rows = 0;  // the sum of the weights
 };
 ValidationSum validation_loss_sum(AnyModel& model, const TrainingTask& task, const torch::Device& device,
                                   Precision precision, DataShard shard);

@@ -42,6 +42,7 @@ void TrainConfig::validate() const {
           "mask_rate and random_rate must be in [0, 1] with mask_rate + random_rate <= 1");
   require(noise_density > 0 && noise_density < 1, "noise_density must be in (0, 1)");
   between(mean_span_length, 1.0, double(model_limits::kMaxSeqLen), "mean_span_length");
+  between(max_length, int64_t(0), model_limits::kMaxSeqLen, "max_length");
   between(lora_rank, int64_t(0), lim::kMaxLoraRank, "lora_rank");
   if (lora_rank > 0) {
     std::ostringstream alpha;

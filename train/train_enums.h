@@ -5,9 +5,11 @@
 
 namespace lmzoo {
 
-enum class Objective { kCausal, kMlm, kClassify, kSpan, kPrefix, kSeq2seq };
+enum class Objective { kCausal, kMlm, kClassify, kSpan, kPrefix, kSeq2seq, kChat };
 enum class Precision { kFp32, kBf16, kFp16 };
 enum class Schedule { kCosine, kLinear, kConstant };
+// What happens to a chat example longer than a row.
+enum class Truncation { kRefuse, kLeft, kRight };
 // Storage of a LoRA run's frozen projection weights (computation stays in the training precision).
 enum class BasePrecision { kFp32, kBf16, kInt8 };
 
@@ -21,6 +23,7 @@ struct EnumTable<Objective> {
       {Objective::kSpan, "span", "span corruption, t5"},
       {Objective::kPrefix, "prefix", "prefix LM, gpt or t5"},
       {Objective::kSeq2seq, "seq2seq", "prepared pairs, t5"},
+      {Objective::kChat, "chat", "the answers of prepared conversations, gpt"},
   };
 };
 
@@ -45,6 +48,16 @@ struct EnumTable<Schedule> {
 };
 
 template <>
+struct EnumTable<Truncation> {
+  static constexpr const char* what = "truncation";
+  static constexpr EnumEntry<Truncation> entries[] = {
+      {Truncation::kRefuse, "refuse", "stop, naming how many examples are too long"},
+      {Truncation::kLeft, "left", "drop the start, keeping the last answers"},
+      {Truncation::kRight, "right", "drop the end"},
+  };
+};
+
+template <>
 struct EnumTable<BasePrecision> {
   static constexpr const char* what = "base precision";
   static constexpr EnumEntry<BasePrecision> entries[] = {
@@ -58,5 +71,6 @@ LMZOO_ENUM_JSON(Objective)
 LMZOO_ENUM_JSON(Precision)
 LMZOO_ENUM_JSON(Schedule)
 LMZOO_ENUM_JSON(BasePrecision)
+LMZOO_ENUM_JSON(Truncation)
 
 }  // namespace lmzoo

@@ -36,6 +36,13 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
         "fraction of tokens dropped into the targets")                                                                 \
   FIELD(double, mean_span_length, 3.0, "mean-span-length", kValue, "Span corruption (t5)", false,                     \
         "mean length of a noise span")                                                                                 \
+  /* Chat (prepared conversations): the tokens of a row, several examples per row, and what longer ones become. */    \
+  FIELD(int64_t, max_length, 0, "max-length", kValue, "Chat", false,                                                 \
+        "chat: tokens per row, at most the model's context (0: the model's context, --seq-len)")                      \
+  FIELD(bool, packing, false, "packing", kSwitch, "Chat", false,                                                     \
+        "chat: several examples per row; attention never crosses one's edge and positions restart at each")          \
+  FIELD(Truncation, truncate, Truncation::kRefuse, "truncate", kValue, "Chat", false,                                \
+        "chat: examples longer than a row: " + enum_help<Truncation>())                                               \
   FIELD(int64_t, batch_size, 12, "batch-size", kValue, "Training", false, "sequences per micro-batch")                \
   FIELD(int64_t, grad_accum, 1, "grad-accum", kValue, "Training", false, "micro-batches per optimizer step")          \
   FIELD(int64_t, steps, 2000, "steps", kValue, "Training", true, "optimizer steps in total")                          \

@@ -178,6 +178,7 @@ void TrainingRun::build_model_and_optimizer() {
   info_.model = request_.model;
   info_.train = cfg_;
   info_.tokenizer_model = request_.tokenizer_model;
+  info_.chat = request_.chat;
   configure_device_math(device_, cfg_.tf32);
   if (request_.resume_dir.empty()) {
     torch::manual_seed(cfg_.seed);
@@ -277,6 +278,7 @@ void TrainingRun::open_outputs() {
                    where +
                    ", " + std::to_string(tokens_per_step_) + " tokens/step, steps " + std::to_string(state_.step) +
                    " -> " + std::to_string(cfg_.steps));
+    if (!task_->summary().empty()) progress_.note(task_->summary());
   }
   flops_per_token_ = model_flops_per_token(request_.model);
   peak_flops_ = measure_peak_flops(device_, cfg_.precision) * double(world);

@@ -20,6 +20,7 @@ struct TrainRequest {
   ModelConfig model;
   TrainConfig train;
   std::string tokenizer_model;  // serialized SentencePiece model, stored in checkpoints
+  ChatSettings chat;            // the chat template and end-of-turn ids the checkpoints carry
   std::string resume_dir;       // a checkpoint to continue from (empty: fresh start)
   bool write_outputs = true;    // checkpoints and metrics.jsonl (off for benchmarks)
   bool show_progress = true;

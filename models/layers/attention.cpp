@@ -77,8 +77,8 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
   auto k = qkv[1].view({B, T, n_kv_head_, head_dim_});  // (B, T, n_kv, hs)
   auto v = qkv[2].view({B, T, n_kv_head_, head_dim_});  // (B, T, n_kv, hs)
   if (rotary_.cos.defined()) {
-    q = apply_rotary(q, rotary_, P);
-    k = apply_rotary(k, rotary_, P);
+    q = apply_rotary(q, rotary_, P, mask.positions);
+    k = apply_rotary(k, rotary_, P, mask.positions);
   }
   // Plain causal self-attention (no cache, position bias or active dropout; 1/sqrt(hs) scale; query heads
   // spanning d_model): the fused kernel, same math in one pass, on [q; k; v] with kv heads repeated.

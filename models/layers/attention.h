@@ -18,6 +18,7 @@ namespace lmzoo {
 struct AttentionMask {
   torch::Tensor blocked;
   bool causal = false;
+  torch::Tensor positions;  // (B, T) int64, each token's position (packed rows); undefined: P .. P + T - 1
 };
 
 // Keys and values of the positions seen so far, per layer: (B, n_kv, S_past, hs) each (rotated for rope).

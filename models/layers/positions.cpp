@@ -33,10 +33,22 @@ torch::Tensor sinusoidal_table(int64_t length, int64_t dim) {
   return torch::stack({torch::sin(angle), torch::cos(angle)}, -1).reshape({length, dim}).to(torch::kFloat);
 }
 
-torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
-                             double embedding_scale) {
+// Rows of TABLE (L, W) for the tokens of x (B, T, ...): rows offset .. offset + T - 1, (T, W), or with POSITIONS
+// (B, T) the row of each token, (B, T, W).
+torch::Tensor table_rows(const torch::Tensor& table, const torch::Tensor& x, int64_t offset,
+                         const torch::Tensor& positions) {
   const int64_t T = x.size(1);
-  auto rows = table.slice(0, offset, offset + T).to(x.device(), x.scalar_type());  // (T, C)
+  if (!positions.defined()) return table.slice(0, offset, offset + T);  // (T, W)
+  TORCH_CHECK(positions.dim() == 2 && positions.size(1) == T, "positions must be (B, T)");
+  TORCH_CHECK(positions.numel() == 0 || positions.max().item<int64_t>() < table.size(0), "position ",
+              positions.numel() ? positions.max().item<int64_t>() : 0, " exceeds the context length ", table.size(0));
+  const auto flat = positions.reshape({-1}).to(table.device());
+  return table.index_select(0, flat).view({positions.size(0), T, table.size(1)});  // (B, T, W)
+}
+
+torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
+                             double embedding_scale, const torch::Tensor& positions) {
+  auto rows = table_rows(table, x, offset, positions).to(x.device(), x.scalar_type());  // (T, C) or (B, T, C)
   return (embedding_scale == 1.0 ? x : x * embedding_scale) + rows;
 }
 
@@ -47,13 +59,15 @@ RotaryTables rotary_tables(int64_t length, int64_t rotary_dims, double base) {
   return {torch::cos(angle).to(torch::kFloat), torch::sin(angle).to(torch::kFloat)};
 }
 
-torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset) {
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset,
+                           const torch::Tensor& positions) {
   const int64_t T = x.size(1), rd = tables.cos.size(1), half = rd / 2;
-  TORCH_CHECK(offset + T <= tables.cos.size(0), "rotary position ", offset + T, " exceeds the context length ",
-              tables.cos.size(0));
+  TORCH_CHECK(positions.defined() || offset + T <= tables.cos.size(0), "rotary position ", offset + T,
+              " exceeds the context length ", tables.cos.size(0));
   TORCH_CHECK(rd <= x.size(3), "rotary tables of ", rd, " dimensions for heads of ", x.size(3));
-  auto cos = tables.cos.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, rd)
-  auto sin = tables.sin.slice(0, offset, offset + T).unsqueeze(1).to(x.device(), x.scalar_type());  // (T, 1, rd)
+  // (T, 1, rd), or (B, T, 1, rd) with per-token positions
+  auto cos = table_rows(tables.cos, x, offset, positions).unsqueeze(-2).to(x.device(), x.scalar_type());
+  auto sin = table_rows(tables.sin, x, offset, positions).unsqueeze(-2).to(x.device(), x.scalar_type());
   auto part = rd == x.size(3) ? x : x.slice(3, 0, rd);                             // (B, T, nh, rd)
   auto rotated = torch::cat({-part.slice(3, half), part.slice(3, 0, half)}, 3);  // (B, T, nh, rd)
   auto out = part * cos + rotated * sin;
@@ -99,11 +113,11 @@ PositionScheme position_scheme(Position position) {
 }
 
 torch::Tensor add_position_encoding(Position position, const torch::Tensor& x, const torch::nn::Embedding& table,
-                                    const PositionTables& tables, int64_t offset, double sinusoid_scale) {
-  const int64_t T = x.size(1);
+                                    const PositionTables& tables, int64_t offset, double sinusoid_scale,
+                                    const torch::Tensor& positions) {
   switch (position) {
-    case Position::kLearned: return x + table->weight.slice(0, offset, offset + T);  // (T, C) broadcast over B
-    case Position::kSinusoidal: return add_sinusoidal(x, tables->sinusoid, offset, sinusoid_scale);
+    case Position::kLearned: return x + table_rows(table->weight, x, offset, positions);  // (T, C) or (B, T, C)
+    case Position::kSinusoidal: return add_sinusoidal(x, tables->sinusoid, offset, sinusoid_scale, positions);
     case Position::kRope:
     case Position::kAlibi:
     case Position::kRelative:

@@ -28,9 +28,10 @@ PositionScheme position_scheme(Position position);
 // to token embeddings scaled by sqrt(d_model), as Vaswani et al. do.
 torch::Tensor sinusoidal_table(int64_t length, int64_t dim);
 std::vector<double> sinusoidal_frequencies(int64_t dim);
-// x * embedding_scale + table rows offset .. offset + T - 1: x (B, T, C), table (L, C) -> (B, T, C).
+// x * embedding_scale + table rows offset .. offset + T - 1 (or POSITIONS' rows, (B, T) int64): x (B, T, C),
+// table (L, C) -> (B, T, C).
 torch::Tensor add_sinusoidal(const torch::Tensor& x, const torch::Tensor& table, int64_t offset,
-                             double embedding_scale);
+                             double embedding_scale, const torch::Tensor& positions = torch::Tensor());
 
 // Rotary tables (length, rd) each, float, rd the rotated dimensions of a head (rotary_dims): angle
 // p * base^(-2i / rd) for i < rd / 2, the same angles repeated for the second half. Computed in float64, rounded
@@ -45,8 +46,10 @@ std::vector<double> rotary_frequencies(int64_t rotary_dims, double base);  // ba
 int64_t rotary_dims(const ModelConfig& config);
 // x: (B, T, nh, hs) at positions offset .. offset + T - 1, with rd = the tables' width <= hs: the first rd dims
 // become x cos + rotate_half(x) sin, where rotate_half(x) = [-x2, x1] for the halves x1, x2 of those rd dims;
-// the other hs - rd dims pass through (GPT-NeoX's partial rotary).
-torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset);
+// the other hs - rd dims pass through (GPT-NeoX's partial rotary). POSITIONS (B, T) int64, when given, are each
+// token's position instead (packed rows, where positions restart at every example).
+torch::Tensor apply_rotary(const torch::Tensor& x, const RotaryTables& tables, int64_t offset,
+                           const torch::Tensor& positions = torch::Tensor());
 
 // ALiBi slopes for n heads: the geometric sequence starting at 2^(-8/n) for a power of two; otherwise
 // those of the nearest lower power of two p, then every other slope of 2p heads for the rest.
@@ -72,8 +75,10 @@ inline bool position_tables_needed(const ModelConfig& config) { return position_
 // x (B, T, C): token embeddings at positions offset .. offset + T - 1, plus the scheme's additive encoding: the
 // learned TABLE's rows, or (sinusoidal) x * sinusoid_scale plus TABLES' sinusoid rows. Schemes that act inside
 // attention (rope, alibi, relative, none) leave x as it is.
+// POSITIONS (B, T) int64, when given, are each token's position instead of offset .. offset + T - 1.
 torch::Tensor add_position_encoding(Position position, const torch::Tensor& x, const torch::nn::Embedding& table,
-                                    const PositionTables& tables, int64_t offset, double sinusoid_scale);
+                                    const PositionTables& tables, int64_t offset, double sinusoid_scale,
+                                    const torch::Tensor& positions = torch::Tensor());
 
 // Additive attention score bias for position "alibi" (-slope_h * |query - key|, the slopes from the model's
 // PositionTables) or "relative" (a learned T5 bucket table, causal or bidirectional buckets).
