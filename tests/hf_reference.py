@@ -2,7 +2,7 @@
 # Independent Hugging Face reference (stdlib + torch only): tiny HF checkpoints, float64 forward passes, comparisons.
 """Verifies `lmzoo import` / `lmzoo export --format hf` without transformers or the safetensors package.
 
-  make ARCH OUT_DIR [--seed N] [--vocab V]
+  make ARCH OUT_DIR [--seed N] [--vocab V] [--context N]
                                       a tiny random HF model directory (config.json + safetensors, as
                                       transformers' save_pretrained writes them); V rows (default 97)
   logits ARCH MODEL_DIR IDS_JSON      float64 reference outputs as JSON, from the published formulas
@@ -448,10 +448,12 @@ def write_sharded(out_dir, weights):
         f.write(json.dumps(index, indent=2, sort_keys=True) + "\n")
 
 
-def make(arch, out_dir, seed, vocab=None):
+def make(arch, out_dir, seed, vocab=None, context=None):
     cfg = config_for(arch)
     if vocab:  # sized to a tokenizer the importer reads beside the weights
         cfg["vocab_size"] = vocab
+    if context:  # room for whole conversations (Llama-family configs only)
+        cfg["max_position_embeddings"] = context
     weights = legacy_names(arch, random_weights(arch, cfg, seed), cfg)
     if arch == "gpt-neox-seq":
         weights.update(neox_legacy_buffers(cfg))
@@ -1338,6 +1340,7 @@ def main(argv):
     p.add_argument("out_dir")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default 97)")
+    p.add_argument("--context", type=int, default=None, help="max_position_embeddings (Llama family)")
     p = sub.add_parser("logits", help="print float64 reference outputs as JSON")
     p.add_argument("arch", choices=ARCHS)
     p.add_argument("model_dir")
@@ -1361,7 +1364,7 @@ def main(argv):
     args = parser.parse_args(argv)
     torch.set_grad_enabled(False)
     if args.command == "make":
-        make(args.arch, args.out_dir, args.seed, args.vocab)
+        make(args.arch, args.out_dir, args.seed, args.vocab, args.context)
         return 0
     if args.command == "logits":
         cmd_logits(args)

@@ -295,7 +295,7 @@ const std::vector<BadInput> kBadInputs = {
      "latin1.txt is not UTF-8 text: invalid byte 0xE9 at byte offset 3"},
     {"prepare --tokenizer {tok} --input {in}/latin1.jsonl --out out", 1, "invalid byte 0xE9 at byte offset 30 (line 2)"},
     {"prepare --tokenizer {tok} --pairs {in}/latin1_pairs.tsv --out out", 1, "invalid byte 0xE9 at byte offset 20 (line 2)"},
-    {"prepare --tokenizer {tok} --input {text} --pairs {in}/pairs.tsv --out out", 2, "give --input or --pairs, not both"},
+    {"prepare --tokenizer {tok} --input {text} --pairs {in}/pairs.tsv --out out", 2, "give one of --input, --pairs and --chat, not more"},
     {"prepare --tokenizer {tok} --input {text} --out out --threads -1", 2, "--threads must be >= 0"},
     // train (each fails before a model is built)
     {"train --data {data} --out run --threads 0", 2, "--threads must be at least 1, got 0"},

@@ -123,7 +123,7 @@ TEST_CASE("CLI: prepare pairs, train t5 span and seq2seq, resume, evaluate", "[c
                    "bad.tsv:2: expected input<TAB>target");
   check_user_error(run_cli("prepare --pairs " + dir / "bad.tsv" + " --input " + f.text_file + " --tokenizer " +
                            f.tokenizer_dir + " --out " + dir / "badpairs"),
-                   "not both");
+                   "not more");
   check_user_error(run_cli("eval --checkpoint " + dir / "s2s" + " --text " + f.text_file), "a t5 model is evaluated");
   check_user_error(run_cli("eval --checkpoint " + dir / "s2s" + " --pairs " + dir / "bad.tsv"), "bad.tsv:2");
 }

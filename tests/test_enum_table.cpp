@@ -55,7 +55,7 @@ TEST_CASE("every closed set has one table whose names round-trip and list themse
   check_json<NormPosition>("pre|post");
   check_json<Activation>("relu|gelu|gelu-tanh|silu|geglu|swiglu");
   check_json<InitScheme>("gpt2|bert|t5");
-  check_json<Objective>("causal|mlm|classify|span|prefix|seq2seq");
+  check_json<Objective>("causal|mlm|classify|span|prefix|seq2seq|chat");
   check_json<Precision>("fp32|bf16|fp16");
   check_json<Schedule>("cosine|linear|constant");
   check_table<TokenizerType>("bpe|unigram|char");

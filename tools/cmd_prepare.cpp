@@ -67,8 +67,8 @@ int run_prepare(int argc, char** argv) {
       ("threads", "encoding threads (0 = all cores)", cxxopts::value<int>()->default_value("0"));
   cxxopts::ParseResult result;
   if (parse_or_help(options, argc, argv, result, "input")) return 0;
-  if (result.count("input") + result.count("pairs") + result.count("chat") > 1) {
-    throw UsageError("give one of --input, --pairs and --chat");
+  if ((result.count("input") > 0) + (result.count("pairs") > 0) + (result.count("chat") > 0) > 1) {
+    throw UsageError("give one of --input, --pairs and --chat, not more");
   }
   const char* source = result.count("pairs") ? "pairs" : result.count("chat") ? "chat" : "input";
   for (const char* name : {"tokenizer", source, "out"}) {
