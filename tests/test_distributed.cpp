@@ -1,6 +1,7 @@
 // Data-parallel training over c10d (Gloo, two CPU ranks launched as torchrun would, and by torchrun itself):
-// N ranks of batch b = one rank of batch N*b = one rank with N micro-batches, for gpt, bert and t5; bit-identical
-// resume; an agreed stop on SIGTERM; a dead, a missing and a mis-configured rank; the launcher's environment.
+// N ranks of batch b = one rank of batch N*b = one rank with N micro-batches, for gpt, bert, t5 and chat
+// fine-tuning's answer-weighted steps; bit-identical resume; an agreed stop on SIGTERM; a dead, a missing and a
+// mis-configured rank; the launcher's environment.
 #include "tests/catch_compat.h"
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "tests/checkpoint_compare.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
+#include "tests/smollm2_tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/distributed_env.h"
@@ -64,8 +66,9 @@ torch::Tensor first_step_gradient(const std::string& checkpoint_dir, double beta
 // where a near-zero sum can be far smaller). That holds by a wide margin for a first step from initialization,
 // where every token pushes the same embeddings and biases, and what a wrong weighting of micro-batches gives is
 // far above the bound: rank 0's half of the batch alone is more than 10% away.
-void check_equivalence(const std::string& model_flags, int64_t b, int64_t seq_len, const TempDir& dir) {
-  const std::string base = "train --data " + tiny_corpus().data_dir + kCommon + model_flags + " --steps 3 ";
+void check_equivalence(const std::string& model_flags, int64_t b, int64_t seq_len, const TempDir& dir,
+                       const std::string& data_dir = tiny_corpus().data_dir, const std::string& common = kCommon) {
+  const std::string base = "train --data " + data_dir + common + model_flags + " --steps 3 ";
   const auto ranks = run_ranks(2, [&](int) { return base + "--batch-size " + std::to_string(b) + " --out " + dir / "ranks"; }, dir);
   require_all_exit(ranks, 0);
   CHECK(ranks.err[0].find("2 ranks (gloo)") != std::string::npos);
@@ -104,7 +107,39 @@ void check_equivalence(const std::string& model_flags, int64_t b, int64_t seq_le
   CHECK(count_lines(read_text(dir / "ranks/metrics.jsonl")) == 6);
 }
 
+// Conversations whose answers run from 1 to 24 bytes (tokens, with the byte-level tokenizer), so that micro-batches
+// score very different numbers of tokens: a step must weight each by its scored tokens, across ranks too.
+std::string uneven_chats_jsonl() {
+  std::string out;
+  for (int i = 0; i < 64; ++i) {
+    const std::string answer = std::string(1 + (i * 7) % 24, static_cast<char>('a' + i % 26));
+    const nlohmann::json messages = nlohmann::json::array(
+        {{{"role", "user"}, {"content", std::to_string(i)}}, {{"role", "assistant"}, {"content", answer}}});
+    out += nlohmann::json{{"messages", messages}}.dump() + "\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("2 ranks of chat fine-tuning (answers only, padded and packed) = 1 rank of twice the batch = grad-accum 2",
+          "[distributed][chat]") {
+  TempDir dir;
+  write_smollm2_tokenizer(dir.path / "tok");
+  write_text(dir / "chats.jsonl", uneven_chats_jsonl());
+  const CliResult prepared = run_cli("prepare --tokenizer " + (dir / "tok") + " --chat " + (dir / "chats.jsonl") +
+                                     " --out " + (dir / "data") + " --val-fraction 0.25");
+  INFO(prepared.err);
+  REQUIRE(prepared.exit_code == 0);
+  for (const char* layout : {"", " --packing "}) {
+    CAPTURE(layout);
+    TempDir runs;
+    // Chat validation scores the whole validation split (16 conversations), not --eval-iters batches.
+    const std::string common = kCommon.substr(0, kCommon.find("--eval-iters")) + kCommon.substr(kCommon.find("--seed"));
+    check_equivalence(" --n-layer 2 --n-head 2 --d-model 32 --seq-len 48 " + std::string(layout), 2, 48, runs,
+                      dir / "data", common);
+  }
+}
 
 TEST_CASE("2 gpt ranks = 1 rank of twice the batch = grad-accum 2, and torchrun launches the same", "[distributed][gpt][equality]") {
   TempDir dir;

@@ -60,7 +60,7 @@ GgufExportResult export_gguf_model(const CheckpointInfo& checkpoint, const std::
   writer.add("general.file_type", GgufValue::u32(gguf_file_type(type)));
   if (type == GgufTensorType::kQ8_0) writer.add("general.quantization_version", GgufValue::u32(2));
   add_gguf_hparams(writer, result.architecture, checkpoint.model);
-  result.tokenizer = add_gguf_tokenizer(writer, tokenizer, checkpoint.model.padded_vocab());
+  result.tokenizer = add_gguf_tokenizer(writer, tokenizer, checkpoint.model.padded_vocab(), checkpoint.chat.chat_template);
 
   AnyModel model = load_merged_model(checkpoint, torch::Device(torch::kCPU));  // a LoRA run's adapters folded in
   const auto hf_tensors = hf_tensors_from_model(*model.module(), hf, checkpoint.model);

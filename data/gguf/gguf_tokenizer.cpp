@@ -79,7 +79,8 @@ void pad_tokens(std::vector<std::string>& tokens, std::vector<double>& types, st
 
 }  // namespace
 
-GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tokenizer, int64_t rows) {
+GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tokenizer, int64_t rows,
+                                        const std::string& checkpoint_template) {
   GgufTokenizerSummary summary;
   std::vector<std::string> tokens, merges;
   std::vector<double> types, scores;
@@ -160,13 +161,15 @@ GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tok
   summary.tokens = static_cast<int64_t>(tokens.size());
   pad_tokens(tokens, types, summary.model == "llama" ? &scores : nullptr, rows);
 
-  // tokenizer_config.json's add_bos_token and chat_template, where the tokenizer has one.
-  std::string chat_template;
+  // tokenizer_config.json's add_bos_token and chat_template, where the tokenizer has one (the checkpoint's own
+  // template first).
+  std::string chat_template = checkpoint_template;
   if (const std::string* config = file_of(tokenizer, {"tokenizer_config.json"})) {
     const nlohmann::json c = nlohmann::json::parse(*config, nullptr, false);
     if (c.is_object()) {
       if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean()) add_bos = c["add_bos_token"].get<bool>();
-      if (c.contains("chat_template") && c["chat_template"].is_string()) chat_template = c["chat_template"].get<std::string>();
+      if (chat_template.empty() && c.contains("chat_template") && c["chat_template"].is_string())
+        chat_template = c["chat_template"].get<std::string>();
     }
   }
 

@@ -20,8 +20,10 @@ struct GgufTokenizerSummary {
 };
 
 // Adds the tokenizer keys for TOKENIZER to WRITER, with ROWS tokens in all ("[PAD<i>]", type unused, past the
-// tokenizer's vocabulary, as llama.cpp's converter pads). Throws std::invalid_argument naming the tokenizer kind
-// llama.cpp cannot reproduce.
-GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tokenizer, int64_t rows);
+// tokenizer's vocabulary, as llama.cpp's converter pads), and tokenizer.chat_template: CHAT_TEMPLATE (the
+// checkpoint's own) or else the tokenizer's tokenizer_config.json one. Throws std::invalid_argument naming the
+// tokenizer kind llama.cpp cannot reproduce.
+GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tokenizer, int64_t rows,
+                                        const std::string& chat_template = "");
 
 }  // namespace lmzoo
