@@ -1,6 +1,7 @@
 // Checkpoint faults: a full disk (RLIMIT_FSIZE: EFBIG) leaves the previous checkpoint intact, a kill at
-// every step of the swap leaves one complete checkpoint that loads and resumes, recovery of leftovers,
-// and strict loading (weights against config.json both ways, tokenizer against vocab_size).
+// every step of the swap leaves one complete checkpoint that loads and resumes, recovery of leftovers, running out
+// of memory ends in one line with the estimate, and strict loading (weights against config.json both ways,
+// tokenizer against vocab_size).
 #include "tests/catch_compat.h"
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "models/memory_estimate.h"
 #include "models/registry.h"
 #include "tests/cli_checks.h"
 #include "tests/checkpoint_compare.h"
@@ -283,4 +285,33 @@ TEST_CASE("a bert checkpoint loads into a classifier's encoder, checked against 
   AnyModel smaller = build_model(with_labels);
   CHECK_THROWS_WITH(init_from_checkpoint(smaller, read_checkpoint(ckpt)),
                     Catch::Contains("does not match its config.json: model.pt has"));
+}
+
+TEST_CASE("running out of memory mid-run ends in one line naming the estimate and the switches; last/ is kept",
+          "[checkpoint][faults]") {
+  TempDir dir;
+  const std::string run = copy_of_base(dir, "run");
+  const auto last_before = tree_bytes(run + "/last");
+  // The estimate the line must name: train --dry-run's for the same resumed run.
+  const auto dry = run_cli("train --resume " + run + " --steps 8 --dry-run");
+  INFO(dry.err);
+  REQUIRE(dry.exit_code == 0);
+  const double predicted = last_json_line(dry.out)["predicted_peak_bytes"].get<double>();
+  CliResult r;
+  {
+    ScopedEnv oom("LMZOO_TEST_OOM_AT_STEP", "6");  // after steps 5 and 6 ran: no checkpoint since step 4
+    r = run_binary(LMZOO_FAULTS_BINARY, "train --resume " + run + " --steps 8");
+  }
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  const std::string last_line = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+  CHECK(last_line.rfind("lmzoo train: error: out of memory on cpu: this run needs about " + format_bytes(predicted), 0) == 0);
+  for (const char* lever : {"--activation-checkpointing blocks", "--batch-size", "--grad-accum", "--lora-rank"}) {
+    CHECK(last_line.find(lever) != std::string::npos);
+  }
+  CHECK(r.err.find("error:") == r.err.rfind("error:"));  // one error line, no backtrace
+  CHECK(r.err.find("injected") == std::string::npos);
+  CHECK((tree_bytes(run + "/last") == last_before));
+  CHECK(hidden_entries(run).empty());
 }

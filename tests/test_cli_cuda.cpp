@@ -1,7 +1,7 @@
 // The CLI on CUDA, tagged [cuda] (skipped without a GPU): train, resume, eval, generate (sampling, KV cache, beams)
 // for gpt, bert, the bert classifier and t5 in fp32 and bf16; the CUDA-trained checkpoints evaluate and export on
 // the CPU; a LoRA fine-tune on a bf16 base with checkpointed blocks trains, resumes, merges and exports; every
-// command exits 0 with nothing on stderr but progress.
+// command exits 0 with nothing on stderr but progress; bench reports the steps' true CUDA peak memory.
 #include "tests/catch_compat.h"
 
 #include <cmath>
@@ -146,4 +146,17 @@ TEST_CASE("CUDA CLI: LoRA with checkpointed blocks on a bf16 base trains, resume
   CHECK(nll(dir / "merged", "cuda") == Approx(on_gpu).epsilon(1e-4));
   ok("export --checkpoint " + lora + " --merge-lora --out " + (dir / "lora.pt"));
   CHECK(std::filesystem::exists(dir / "lora.pt"));
+}
+
+TEST_CASE("CUDA bench: the peak is the allocator's over the steps, at least the training state and within 15% of "
+          "the estimate for GPT-2 124M", "[.cuda][cuda][bench]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  // GPT-2 124M at batch 16 x 1024 in bf16 autocast: about 30 GB, so a peak read after the final GEMM timing (which
+  // resets CUDA's peak statistic) instead of over the steps is far below both bounds.
+  auto r = ok("bench --preset gpt2 --batch-size 16 --precision bf16 --device cuda --steps 4 --skip 1 --json");
+  const auto j = last_json_line(r.out);
+  const double peak = j["peak_memory_bytes"].get<double>(), predicted = j["predicted_peak_bytes"].get<double>();
+  INFO("peak " << peak << ", predicted " << predicted);
+  CHECK(peak >= 16.0 * j["trainable_parameters"].get<double>());  // fp32 weights, gradients and AdamW's moments
+  CHECK(std::abs(predicted - peak) <= 0.15 * peak);
 }

@@ -173,8 +173,10 @@ BenchFigures measure(const BenchRun& run, const TrainRequest& request, const tor
   const int64_t tokens_per_iter = request.train.batch_size * request.model.max_seq_len;
   f.tokens_per_s = tokens_per_iter / (f.ms / 1e3);
   f.flops_per_token = model_flops_per_token(request.model);
-  f.peak = std::max(run.peak_before, measure_peak_flops(device, request.train.precision));
+  // The run's peak memory first: the GEMM measurement after the run resets CUDA's peak statistic (it held only the
+  // GEMM's buffers and what was still live when read after it, 65 MiB for a GPT-2 step that needs 30 GB).
   f.peak_memory = peak_device_memory_bytes(device);
+  f.peak = std::max(run.peak_before, measure_peak_flops(device, request.train.precision));
   f.peak_rss = peak_host_memory_bytes();
   f.predicted = estimate_training_run(request.model, request.train, device);
   return f;

@@ -28,6 +28,7 @@
 #include "train/metrics_log.h"
 #include "train/optimizer.h"
 #include "train/optimizer_shards.h"
+#include "train/out_of_memory.h"
 #include "train/progress.h"
 #include "train/schedule.h"
 #include "train/skip_monitor.h"
@@ -97,6 +98,7 @@ class TrainingRun {
   void freeze_base();
   void make_optimizer_here();
   void open_outputs();
+  TrainResult run_steps();
   StepOutcome train_step();
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
@@ -284,7 +286,17 @@ void TrainingRun::open_outputs() {
   peak_flops_ = measure_peak_flops(device_, cfg_.precision) * double(world);
 }
 
+// An allocator's error (out of memory) ends the progress bar's line before train_model reports it.
 TrainResult TrainingRun::run() {
+  try {
+    return run_steps();
+  } catch (const c10::Error&) {
+    if (shows_) progress_.finish();
+    throw;
+  }
+}
+
+TrainResult TrainingRun::run_steps() {
   InterruptChecks stop_signals;  // SIGINT/SIGTERM: finish the step, save last/, return; a second: exit at once
   run_start_ = window_start_ = std::chrono::steady_clock::now();
   elapsed_before_ = state_.elapsed_s;
@@ -499,8 +511,15 @@ void TrainingRun::save(const std::vector<std::string>& names) {
 
 }  // namespace
 
+// Running out of memory (CUDA's or the CPU's allocator), while setting up or in a step, ends the run in one line that
+// names the estimate and the switches that lower it; the last checkpoint saved stays as it was.
 TrainResult train_model(const TrainRequest& request, const torch::Device& device) {
-  return TrainingRun(request, device).run();
+  try {
+    return TrainingRun(request, device).run();
+  } catch (const c10::Error& e) {
+    if (!is_out_of_memory(e)) throw;
+    throw std::runtime_error(out_of_memory_message(request.model, request.train, device));
+  }
 }
 
 }  // namespace lmzoo
