@@ -244,12 +244,22 @@ GgufArch gguf_arch_of_file(const GgufFile& f) {
                         enum_choices<GgufArch>(", ") + ")");
 }
 
-nlohmann::json hf_config_from_gguf(const GgufFile& f, GgufArch arch) {
-  auto i = [&](const std::string& key) { return need(f, arch_key(arch, key)).as_int(arch_key(arch, key)); };
-  auto x = [&](const std::string& key, double fallback) {
+namespace {
+
+// The {arch}.* hyper-parameters of a GGUF file: required integers, numbers with a fallback.
+struct ArchKeys {
+  const GgufFile& f;
+  GgufArch arch;
+  int64_t i(const std::string& key) const { return need(f, arch_key(arch, key)).as_int(arch_key(arch, key)); }
+  double x(const std::string& key, double fallback) const {
     const GgufValue* v = f.find(arch_key(arch, key));
     return v == nullptr ? fallback : v->as_number(arch_key(arch, key));
-  };
+  }
+  bool has(const std::string& key) const { return f.find(arch_key(arch, key)) != nullptr; }
+};
+
+// What every architecture's config holds: the vocabulary (one token per embedding row), tying, special ids.
+nlohmann::json common_hf_config(const GgufFile& f) {
   const GgufValue& tokens = need(f, "tokenizer.ggml.tokens");
   const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
   if (embd == nullptr) throw GgufFormatError(f.name() + ": tensor token_embd.weight is missing");
@@ -270,67 +280,84 @@ nlohmann::json hf_config_from_gguf(const GgufFile& f, GgufArch arch) {
       j[key == std::string("padding_token_id") ? "pad_token_id" : key] = v->as_int(key);
     }
   }
+  return j;
+}
+
+void add_llama_config(const ArchKeys& k, nlohmann::json& j) {
+  const bool qwen = k.arch == GgufArch::kQwen2;
+  j["model_type"] = qwen ? "qwen2" : "llama";
+  j["architectures"] = {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
+  j["hidden_size"] = k.i("embedding_length");
+  j["intermediate_size"] = k.i("feed_forward_length");
+  j["num_hidden_layers"] = k.i("block_count");
+  j["num_attention_heads"] = k.i("attention.head_count");
+  j["num_key_value_heads"] = k.has("attention.head_count_kv") ? k.i("attention.head_count_kv") : k.i("attention.head_count");
+  j["max_position_embeddings"] = k.i("context_length");
+  j["rms_norm_eps"] = k.x("attention.layer_norm_rms_epsilon", 1e-6);
+  j["rope_theta"] = k.x("rope.freq_base", 10000.0);
+  j["hidden_act"] = "silu";
+  if (qwen) {
+    j["use_sliding_window"] = false;
+  } else {
+    const bool bias = k.f.find_tensor("blk.0.attn_q.bias") != nullptr;
+    j["attention_bias"] = bias;
+    j["mlp_bias"] = bias;
+  }
+  const int64_t head = j["hidden_size"].get<int64_t>() / j["num_attention_heads"].get<int64_t>();
+  if (k.has("rope.dimension_count") && k.i("rope.dimension_count") != head) {
+    throw GgufFormatError(k.f.name() + ": " + arch_key(k.arch, "rope.dimension_count") + " " +
+                          std::to_string(k.i("rope.dimension_count")) + " is not the head size " + std::to_string(head) +
+                          " (lmzoo's Llama rotates whole heads)");
+  }
+}
+
+void add_gpt2_config(const ArchKeys& k, nlohmann::json& j) {
+  j["model_type"] = "gpt2";
+  j["architectures"] = {"GPT2LMHeadModel"};
+  j["n_embd"] = k.i("embedding_length");
+  j["n_layer"] = k.i("block_count");
+  j["n_head"] = k.i("attention.head_count");
+  j["n_inner"] = k.i("feed_forward_length");
+  j["n_positions"] = k.i("context_length");
+  j["n_ctx"] = k.i("context_length");
+  j["activation_function"] = "gelu_new";
+  j["layer_norm_epsilon"] = k.x("attention.layer_norm_epsilon", 1e-5);
+}
+
+void add_gpt_neox_config(const ArchKeys& k, nlohmann::json& j) {
+  j["model_type"] = "gpt_neox";
+  j["architectures"] = {"GPTNeoXForCausalLM"};
+  j["hidden_size"] = k.i("embedding_length");
+  j["num_hidden_layers"] = k.i("block_count");
+  j["num_attention_heads"] = k.i("attention.head_count");
+  j["intermediate_size"] = k.i("feed_forward_length");
+  j["max_position_embeddings"] = k.i("context_length");
+  j["layer_norm_eps"] = k.x("attention.layer_norm_epsilon", 1e-5);
+  j["rotary_emb_base"] = k.x("rope.freq_base", 10000.0);
+  const double head = static_cast<double>(j["hidden_size"].get<int64_t>() / j["num_attention_heads"].get<int64_t>());
+  j["rotary_pct"] = static_cast<double>(k.i("rope.dimension_count")) / head;
+  const GgufValue* parallel = k.f.find(arch_key(k.arch, "use_parallel_residual"));
+  j["use_parallel_residual"] = parallel == nullptr || parallel->as_int("use_parallel_residual") != 0;
+  j["hidden_act"] = "gelu";
+  j["attention_bias"] = true;
+}
+
+}  // namespace
+
+nlohmann::json hf_config_from_gguf(const GgufFile& f, GgufArch arch) {
+  nlohmann::json j = common_hf_config(f);
+  const ArchKeys keys{f, arch};
   switch (arch) {
     case GgufArch::kLlama:
-    case GgufArch::kQwen2: {
-      const bool qwen = arch == GgufArch::kQwen2;
-      j["model_type"] = qwen ? "qwen2" : "llama";
-      j["architectures"] = {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-      j["hidden_size"] = i("embedding_length");
-      j["intermediate_size"] = i("feed_forward_length");
-      j["num_hidden_layers"] = i("block_count");
-      j["num_attention_heads"] = i("attention.head_count");
-      j["num_key_value_heads"] = f.find(arch_key(arch, "attention.head_count_kv")) ? i("attention.head_count_kv")
-                                                                                   : i("attention.head_count");
-      j["max_position_embeddings"] = i("context_length");
-      j["rms_norm_eps"] = x("attention.layer_norm_rms_epsilon", 1e-6);
-      j["rope_theta"] = x("rope.freq_base", 10000.0);
-      j["hidden_act"] = "silu";
-      if (qwen) {
-        j["use_sliding_window"] = false;
-      } else {
-        const bool bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
-        j["attention_bias"] = bias;
-        j["mlp_bias"] = bias;
-      }
-      const int64_t head = j["hidden_size"].get<int64_t>() / j["num_attention_heads"].get<int64_t>();
-      if (f.find(arch_key(arch, "rope.dimension_count")) && i("rope.dimension_count") != head) {
-        throw GgufFormatError(f.name() + ": " + arch_key(arch, "rope.dimension_count") + " " +
-                              std::to_string(i("rope.dimension_count")) + " is not the head size " + std::to_string(head) +
-                              " (lmzoo's Llama rotates whole heads)");
-      }
+    case GgufArch::kQwen2:
+      add_llama_config(keys, j);
       break;
-    }
     case GgufArch::kGpt2:
-      j["model_type"] = "gpt2";
-      j["architectures"] = {"GPT2LMHeadModel"};
-      j["n_embd"] = i("embedding_length");
-      j["n_layer"] = i("block_count");
-      j["n_head"] = i("attention.head_count");
-      j["n_inner"] = i("feed_forward_length");
-      j["n_positions"] = i("context_length");
-      j["n_ctx"] = i("context_length");
-      j["activation_function"] = "gelu_new";
-      j["layer_norm_epsilon"] = x("attention.layer_norm_epsilon", 1e-5);
+      add_gpt2_config(keys, j);
       break;
-    case GgufArch::kGptNeoX: {
-      j["model_type"] = "gpt_neox";
-      j["architectures"] = {"GPTNeoXForCausalLM"};
-      j["hidden_size"] = i("embedding_length");
-      j["num_hidden_layers"] = i("block_count");
-      j["num_attention_heads"] = i("attention.head_count");
-      j["intermediate_size"] = i("feed_forward_length");
-      j["max_position_embeddings"] = i("context_length");
-      j["layer_norm_eps"] = x("attention.layer_norm_epsilon", 1e-5);
-      j["rotary_emb_base"] = x("rope.freq_base", 10000.0);
-      const double head = static_cast<double>(j["hidden_size"].get<int64_t>() / j["num_attention_heads"].get<int64_t>());
-      j["rotary_pct"] = static_cast<double>(i("rope.dimension_count")) / head;
-      const GgufValue* parallel = f.find(arch_key(arch, "use_parallel_residual"));
-      j["use_parallel_residual"] = parallel == nullptr || parallel->as_int("use_parallel_residual") != 0;
-      j["hidden_act"] = "gelu";
-      j["attention_bias"] = true;
+    case GgufArch::kGptNeoX:
+      add_gpt_neox_config(keys, j);
       break;
-    }
   }
   return j;
 }

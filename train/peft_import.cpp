@@ -144,6 +144,54 @@ std::string hf_module_of(const HfWeightRule& rule, size_t part, size_t parts) {
   return without_weight_suffix(rule.hf.size() == parts ? rule.hf[part] : rule.hf[0]);
 }
 
+// The targets whose HF modules PAIRS adapts, in the model's order.
+std::vector<LoraTarget> adapted_targets(torch::nn::Module& model, const std::map<std::string, HfWeightRule>& rules,
+                                        const std::map<std::string, AdapterPair>& pairs) {
+  std::vector<LoraTarget> targets;
+  for (const LoraSiteTargets& site : lora_site_targets(model)) {
+    const HfWeightRule& rule = rules.at(site.linear + ".weight");
+    for (size_t i = 0; i < site.parts.size(); ++i) {
+      if (!pairs.count(hf_module_of(rule, i, site.parts.size()))) continue;
+      if (rule.layout == HfLayout::kHeadInterleavedQkv) {
+        throw HfConfigError("an adapter on " + rule.hf[0] + " (GPT-NeoX's per-head query_key_value) is not supported");
+      }
+      if (std::find(targets.begin(), targets.end(), site.parts[i]) == targets.end()) targets.push_back(site.parts[i]);
+    }
+  }
+  return targets;
+}
+
+// Each lmzoo adapter from its HF module: A as it is, B's rows of the part (all of B for one module per part);
+// marks the pairs used.
+void copy_adapters(torch::nn::Module& model, const std::map<std::string, HfWeightRule>& rules,
+                   std::map<std::string, AdapterPair>& pairs, int64_t rank) {
+  torch::NoGradGuard no_grad;
+  for (const LoraSite& site : lora_sites(model)) {
+    const HfWeightRule& rule = rules.at(site.linear + ".weight");
+    int64_t row = 0;
+    for (size_t i = 0; i < site.parts.size(); ++i) {
+      const LoraPart& part = site.parts[i];
+      const std::string module = hf_module_of(rule, i, site.parts.size());
+      const auto found = pairs.find(module);
+      if (!part.adapter.is_empty() && found != pairs.end()) {
+        const bool fused = rule.hf.size() != site.parts.size();
+        const torch::Tensor& whole_B = found->second.B;
+        const bool rows_there = !fused || (whole_B.dim() == 2 && whole_B.size(0) >= row + part.width);
+        const torch::Tensor B = fused && rows_there ? whole_B.narrow(0, row, part.width) : whole_B;
+        if (!rows_there || found->second.A.sizes() != part.adapter->lora_A.sizes() ||
+            B.sizes() != part.adapter->lora_B.sizes()) {
+          throw HfFormatError("adapter_model.safetensors: " + module + "'s lora_A/lora_B shapes do not fit rank " +
+                              std::to_string(rank) + " on the base's " + site.linear);
+        }
+        part.adapter->lora_A.copy_(found->second.A);
+        part.adapter->lora_B.copy_(B);
+        found->second.used = true;
+      }
+      row += part.width;
+    }
+  }
+}
+
 }  // namespace
 
 PeftImportResult import_peft_adapter(const std::string& adapter_dir, const std::string& base, const std::string& out_dir) {
@@ -164,19 +212,8 @@ PeftImportResult import_peft_adapter(const std::string& adapter_dir, const std::
   std::map<std::string, HfWeightRule> rules;
   for (auto& rule : hf_weight_rules(result.architecture, base_info.model)) rules[rule.lmzoo] = rule;
 
-  // The targets whose HF modules the file adapts.
   AnyModel model = build_model(base_info.model);
-  std::vector<LoraTarget> targets;
-  for (const LoraSiteTargets& site : lora_site_targets(*model.module())) {
-    const HfWeightRule& rule = rules.at(site.linear + ".weight");
-    for (size_t i = 0; i < site.parts.size(); ++i) {
-      if (!pairs.count(hf_module_of(rule, i, site.parts.size()))) continue;
-      if (rule.layout == HfLayout::kHeadInterleavedQkv) {
-        throw HfConfigError("an adapter on " + rule.hf[0] + " (GPT-NeoX's per-head query_key_value) is not supported");
-      }
-      if (std::find(targets.begin(), targets.end(), site.parts[i]) == targets.end()) targets.push_back(site.parts[i]);
-    }
-  }
+  const std::vector<LoraTarget> targets = adapted_targets(*model.module(), rules, pairs);
   TrainConfig train;
   train.objective = default_objective(base_info.model.arch, /*pairs_data=*/false);
   train.lora_rank = result.rank;
@@ -196,32 +233,7 @@ PeftImportResult import_peft_adapter(const std::string& adapter_dir, const std::
   }
   freeze_all_but_trainable(model, train);
 
-  // Each lmzoo adapter from its HF module: A as it is, B's rows of the part (all of B for one module per part).
-  torch::NoGradGuard no_grad;
-  for (const LoraSite& site : lora_sites(*model.module())) {
-    const HfWeightRule& rule = rules.at(site.linear + ".weight");
-    int64_t row = 0;
-    for (size_t i = 0; i < site.parts.size(); ++i) {
-      const LoraPart& part = site.parts[i];
-      const std::string module = hf_module_of(rule, i, site.parts.size());
-      const auto found = pairs.find(module);
-      if (!part.adapter.is_empty() && found != pairs.end()) {
-        const bool fused = rule.hf.size() != site.parts.size();
-        const torch::Tensor& whole_B = found->second.B;
-        const bool rows_there = !fused || (whole_B.dim() == 2 && whole_B.size(0) >= row + part.width);
-        const torch::Tensor B = fused && rows_there ? whole_B.narrow(0, row, part.width) : whole_B;
-        if (!rows_there || found->second.A.sizes() != part.adapter->lora_A.sizes() ||
-            B.sizes() != part.adapter->lora_B.sizes()) {
-          throw HfFormatError("adapter_model.safetensors: " + module + "'s lora_A/lora_B shapes do not fit rank " +
-                              std::to_string(result.rank) + " on the base's " + site.linear);
-        }
-        part.adapter->lora_A.copy_(found->second.A);
-        part.adapter->lora_B.copy_(B);
-        found->second.used = true;
-      }
-      row += part.width;
-    }
-  }
+  copy_adapters(*model.module(), rules, pairs, result.rank);
   for (const auto& [module, pair] : pairs) {
     if (!pair.used) throw HfFormatError("adapter_model.safetensors adapts " + module + ", which the base has no projection named");
     ++result.modules;

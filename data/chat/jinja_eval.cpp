@@ -44,101 +44,118 @@ int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
+Value add(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.kind == Kind::Float || b.kind == Kind::Float) return Value::floating(as_double(a) + as_double(b));
+    return Value::integer(int_of(a) + int_of(b));
+  }
+  if (a.is_string() && b.is_string()) return Value::string(a.str() + b.str());
+  if (a.is_plain_list() && b.is_plain_list() && a.is_tuple == b.is_tuple) {
+    List items = *a.list;
+    items.insert(items.end(), b.list->begin(), b.list->end());
+    return Value::make_list(std::move(items), a.is_tuple);
+  }
+  if (a.is_string()) type_error("can only concatenate str (not \"" + type_name(b) + "\") to str");
+  if (a.kind == Kind::List)
+    type_error("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
+  bad_operands("+", a, b);
+}
+
+// Numbers multiplied, or a string or list repeated by an int (either side).
+Value multiply(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.kind == Kind::Float || b.kind == Kind::Float) return Value::floating(as_double(a) * as_double(b));
+    return Value::integer(int_of(a) * int_of(b));
+  }
+  const Value* seq = (a.is_string() || a.is_plain_list()) ? &a : (b.is_string() || b.is_plain_list()) ? &b : nullptr;
+  const Value* count = seq == &a ? &b : &a;
+  if (seq && (count->kind == Kind::Int || count->kind == Kind::Bool)) {
+    const int64_t n = std::max<int64_t>(0, int_of(*count));
+    if (seq->is_string()) {
+      std::string out;
+      for (int64_t k = 0; k < n; ++k) out += seq->str();
+      return Value::string(out);
+    }
+    List items;
+    for (int64_t k = 0; k < n; ++k) items.insert(items.end(), seq->list->begin(), seq->list->end());
+    return Value::make_list(std::move(items), seq->is_tuple);
+  }
+  if (seq) type_error("can't multiply sequence by non-int of type '" + type_name(*count) + "'");
+  bad_operands("*", a, b);
+}
+
+// Python's float divmod for // and %: fmod, then the sign of the divisor, then floor with its rounding correction.
+Value float_floor_div_or_mod(const std::string& op, double x, double y) {
+  double mod = std::fmod(x, y);
+  double div = (x - mod) / y;
+  if (mod != 0.0) {
+    if ((y < 0) != (mod < 0)) {
+      mod += y;
+      div -= 1.0;
+    }
+  } else {
+    mod = std::copysign(0.0, y);
+  }
+  if (op == "%") return Value::floating(mod);
+  double floordiv;
+  if (div != 0.0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    floordiv = std::copysign(0.0, x / y);
+  }
+  return Value::floating(floordiv);
+}
+
+// // and % on numbers, with Python's signs and messages.
+Value floor_div_or_mod(const std::string& op, const Value& a, const Value& b) {
+  if (!(a.is_number() && b.is_number())) {
+    if (op == "%" && a.is_string())
+      throw Error(ErrorKind::Unsupported, "unsupported construct 'printf-style string formatting (%)'");
+    bad_operands(op, a, b);
+  }
+  const bool any_float = a.kind == Kind::Float || b.kind == Kind::Float;
+  if (as_double(b) == 0.0)
+    throw Error(ErrorKind::Type, op == "//" ? (any_float ? "float floor division by zero" : "integer division or modulo by zero")
+                                             : (any_float ? "float modulo" : "integer division or modulo by zero"));
+  if (any_float) return float_floor_div_or_mod(op, as_double(a), as_double(b));
+  const int64_t q = floor_div(int_of(a), int_of(b));
+  return op == "//" ? Value::integer(q) : Value::integer(int_of(a) - q * int_of(b));
+}
+
+Value power(const Value& a, const Value& b) {
+  if (!(a.is_number() && b.is_number())) bad_operands("** or pow()", a, b);
+  if (a.kind != Kind::Float && b.kind != Kind::Float && int_of(b) >= 0) {
+    int64_t result = 1, base = int_of(a);
+    for (int64_t e = int_of(b); e > 0; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return Value::integer(result);
+  }
+  if (as_double(a) == 0.0 && as_double(b) < 0) throw Error(ErrorKind::Type, "0.0 cannot be raised to a negative power");
+  return Value::floating(std::pow(as_double(a), as_double(b)));
+}
+
 Value binary_op(const std::string& op, const Value& a, const Value& b) {
   if (op == "~") return Value::string(py_str(a) + py_str(b));
   require_defined(a);
   require_defined(b);
   const bool numbers = a.is_number() && b.is_number();
   const bool any_float = a.kind == Kind::Float || b.kind == Kind::Float;
-  if (op == "+") {
-    if (numbers) return any_float ? Value::floating(as_double(a) + as_double(b)) : Value::integer(int_of(a) + int_of(b));
-    if (a.is_string() && b.is_string()) return Value::string(a.str() + b.str());
-    if (a.is_plain_list() && b.is_plain_list() && a.is_tuple == b.is_tuple) {
-      List items = *a.list;
-      items.insert(items.end(), b.list->begin(), b.list->end());
-      return Value::make_list(std::move(items), a.is_tuple);
-    }
-    if (a.is_string()) type_error("can only concatenate str (not \"" + type_name(b) + "\") to str");
-    if (a.kind == Kind::List)
-      type_error("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
-    bad_operands("+", a, b);
-  }
+  if (op == "+") return add(a, b);
   if (op == "-") {
-    if (numbers) return any_float ? Value::floating(as_double(a) - as_double(b)) : Value::integer(int_of(a) - int_of(b));
-    bad_operands("-", a, b);
+    if (!numbers) bad_operands("-", a, b);
+    return any_float ? Value::floating(as_double(a) - as_double(b)) : Value::integer(int_of(a) - int_of(b));
   }
-  if (op == "*") {
-    if (numbers) return any_float ? Value::floating(as_double(a) * as_double(b)) : Value::integer(int_of(a) * int_of(b));
-    const Value* seq = (a.is_string() || a.is_plain_list()) ? &a : (b.is_string() || b.is_plain_list()) ? &b : nullptr;
-    const Value* count = seq == &a ? &b : &a;
-    if (seq && (count->kind == Kind::Int || count->kind == Kind::Bool)) {
-      const int64_t n = std::max<int64_t>(0, int_of(*count));
-      if (seq->is_string()) {
-        std::string out;
-        for (int64_t k = 0; k < n; ++k) out += seq->str();
-        return Value::string(out);
-      }
-      List items;
-      for (int64_t k = 0; k < n; ++k) items.insert(items.end(), seq->list->begin(), seq->list->end());
-      return Value::make_list(std::move(items), seq->is_tuple);
-    }
-    if (seq) type_error("can't multiply sequence by non-int of type '" + type_name(*count) + "'");
-    bad_operands("*", a, b);
-  }
+  if (op == "*") return multiply(a, b);
   if (op == "/") {
     if (!numbers) bad_operands("/", a, b);
     if (as_double(b) == 0.0) throw Error(ErrorKind::Type, any_float ? "float division by zero" : "division by zero");
     return Value::floating(as_double(a) / as_double(b));
   }
-  if (op == "//" || op == "%") {
-    if (!numbers) {
-      if (op == "%" && a.is_string())
-        throw Error(ErrorKind::Unsupported, "unsupported construct 'printf-style string formatting (%)'");
-      bad_operands(op, a, b);
-    }
-    if (as_double(b) == 0.0)
-      throw Error(ErrorKind::Type, op == "//" ? (any_float ? "float floor division by zero" : "integer division or modulo by zero")
-                                               : (any_float ? "float modulo" : "integer division or modulo by zero"));
-    if (!any_float) {
-      const int64_t q = floor_div(int_of(a), int_of(b));
-      return op == "//" ? Value::integer(q) : Value::integer(int_of(a) - q * int_of(b));
-    }
-    // Python's float divmod: fmod, then the sign of the divisor, then floor with its rounding correction.
-    const double x = as_double(a), y = as_double(b);
-    double mod = std::fmod(x, y);
-    double div = (x - mod) / y;
-    if (mod != 0.0) {
-      if ((y < 0) != (mod < 0)) {
-        mod += y;
-        div -= 1.0;
-      }
-    } else {
-      mod = std::copysign(0.0, y);
-    }
-    if (op == "%") return Value::floating(mod);
-    double floordiv;
-    if (div != 0.0) {
-      floordiv = std::floor(div);
-      if (div - floordiv > 0.5) floordiv += 1.0;
-    } else {
-      floordiv = std::copysign(0.0, x / y);
-    }
-    return Value::floating(floordiv);
-  }
-  if (op == "**") {
-    if (!numbers) bad_operands("** or pow()", a, b);
-    if (!any_float && int_of(b) >= 0) {
-      int64_t result = 1, base = int_of(a);
-      for (int64_t e = int_of(b); e > 0; e >>= 1) {
-        if (e & 1) result *= base;
-        base *= base;
-      }
-      return Value::integer(result);
-    }
-    if (as_double(a) == 0.0 && as_double(b) < 0)
-      throw Error(ErrorKind::Type, "0.0 cannot be raised to a negative power");
-    return Value::floating(std::pow(as_double(a), as_double(b)));
-  }
+  if (op == "//" || op == "%") return floor_div_or_mod(op, a, b);
+  if (op == "**") return power(a, b);
   throw Error(ErrorKind::Unsupported, "unsupported construct 'operator " + op + "'");
 }
 

@@ -351,6 +351,49 @@ std::string py_format(const std::string& fmt, CallArgs& args) {
   return out;
 }
 
+// str.find / rfind / index / rindex (code-point offsets) and str.count.
+Value search_method(const std::string& s, const std::string& name, CallArgs& call) {
+  Args a(call, name, {"sub"});
+  const Value sub = a.required(0);
+  if (!sub.is_string()) type_error("must be str, not " + type_name(sub));
+  if (name == "count") {
+    if (sub.str().empty()) return Value::integer(code_point_count(s) + 1);
+    int64_t n = 0;
+    for (size_t at = s.find(sub.str()); at != std::string::npos; at = s.find(sub.str(), at + sub.str().size())) ++n;
+    return Value::integer(n);
+  }
+  const size_t at = (name == "find" || name == "index") ? s.find(sub.str()) : s.rfind(sub.str());
+  if (at == std::string::npos) {
+    if (name == "index" || name == "rindex") type_error("substring not found");
+    return Value::integer(-1);
+  }
+  return Value::integer(byte_to_code_point_offset(s, at));
+}
+
+Value join_method(const std::string& s, CallArgs& call) {
+  Args a(call, "join", {"iterable"});
+  std::string out;
+  bool first = true;
+  for (const Value& item : iterate(a.required(0))) {
+    if (!item.is_string()) type_error("sequence item: expected str instance, " + type_name(item) + " found");
+    if (!first) out += s;
+    first = false;
+    out += item.str();
+  }
+  return Value::string(out);
+}
+
+Value remove_affix_method(const std::string& s, const std::string& name, CallArgs& call) {
+  Args a(call, name, {"affix"});
+  const Value affix = a.required(0);
+  if (!affix.is_string()) type_error("must be str, not " + type_name(affix));
+  const std::string& x = affix.str();
+  if (name == "removeprefix" && s.compare(0, x.size(), x) == 0) return Value::string(s.substr(x.size()));
+  if (name == "removesuffix" && !x.empty() && x.size() <= s.size() && s.compare(s.size() - x.size(), x.size(), x) == 0)
+    return Value::string(s.substr(0, s.size() - x.size()));
+  return Value::string(s);
+}
+
 Value call_string_method(const std::string& s, const std::string& name, CallArgs& call) {
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     Args a(call, name, {"chars"});
@@ -387,49 +430,12 @@ Value call_string_method(const std::string& s, const std::string& name, CallArgs
     const int64_t count = a.has(2) ? to_int_arg(a.get(2), "count") : -1;
     return Value::string(py_replace(s, old.str(), with.str(), count));
   }
-  if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
-    Args a(call, name, {"sub"});
-    const Value sub = a.required(0);
-    if (!sub.is_string()) type_error("must be str, not " + type_name(sub));
-    const size_t at = (name == "find" || name == "index") ? s.find(sub.str()) : s.rfind(sub.str());
-    if (at == std::string::npos) {
-      if (name == "index" || name == "rindex") type_error("substring not found");
-      return Value::integer(-1);
-    }
-    return Value::integer(byte_to_code_point_offset(s, at));
+  if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
+    return search_method(s, name, call);
   }
-  if (name == "count") {
-    Args a(call, name, {"sub"});
-    const Value sub = a.required(0);
-    if (!sub.is_string()) type_error("must be str, not " + type_name(sub));
-    if (sub.str().empty()) return Value::integer(code_point_count(s) + 1);
-    int64_t n = 0;
-    for (size_t at = s.find(sub.str()); at != std::string::npos; at = s.find(sub.str(), at + sub.str().size())) ++n;
-    return Value::integer(n);
-  }
-  if (name == "join") {
-    Args a(call, name, {"iterable"});
-    std::string out;
-    bool first = true;
-    for (const Value& item : iterate(a.required(0))) {
-      if (!item.is_string()) type_error("sequence item: expected str instance, " + type_name(item) + " found");
-      if (!first) out += s;
-      first = false;
-      out += item.str();
-    }
-    return Value::string(out);
-  }
+  if (name == "join") return join_method(s, call);
   if (name == "format") return Value::string(py_format(s, call));
-  if (name == "removeprefix" || name == "removesuffix") {
-    Args a(call, name, {"affix"});
-    const Value affix = a.required(0);
-    if (!affix.is_string()) type_error("must be str, not " + type_name(affix));
-    const std::string& x = affix.str();
-    if (name == "removeprefix" && s.compare(0, x.size(), x) == 0) return Value::string(s.substr(x.size()));
-    if (name == "removesuffix" && !x.empty() && x.size() <= s.size() && s.compare(s.size() - x.size(), x.size(), x) == 0)
-      return Value::string(s.substr(0, s.size() - x.size()));
-    return Value::string(s);
-  }
+  if (name == "removeprefix" || name == "removesuffix") return remove_affix_method(s, name, call);
   if (name == "isdigit" || name == "isdecimal") return Value::boolean(all_code_points(s, is_decimal));
   if (name == "isnumeric") return Value::boolean(all_code_points(s, is_numeric_cp));
   if (name == "isalpha") return Value::boolean(all_code_points(s, is_alpha));

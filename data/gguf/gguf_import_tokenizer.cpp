@@ -78,6 +78,71 @@ nlohmann::json pre_tokenizer(const std::string& pre, const std::string& file) {
             no_regex}}};
 }
 
+// tokenizer.json of a "gpt2" model: byte-level BPE with the named pre-tokenizer; control and user-defined tokens
+// as added tokens.
+std::string bpe_tokenizer_json(const GgufFile& f, const std::vector<std::string>& tokens, const std::vector<double>& types) {
+  const std::vector<std::string>& merges = strings(f, "tokenizer.ggml.merges");
+  const GgufValue* pre = f.find("tokenizer.ggml.pre");
+  nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    vocab[tokens[i]] = i;
+    const int64_t type = static_cast<int64_t>(types[i]);
+    if (type == kControl || type == kUserDefined) {
+      added.push_back({{"id", i}, {"content", tokens[i]}, {"single_word", false}, {"lstrip", false},
+                       {"rstrip", false}, {"normalized", type != kControl}, {"special", type == kControl}});
+    }
+  }
+  nlohmann::json j = {{"version", "1.0"},
+                      {"truncation", nullptr},
+                      {"padding", nullptr},
+                      {"added_tokens", added},
+                      {"normalizer", nullptr},
+                      {"pre_tokenizer", pre_tokenizer(pre ? pre->as_string("tokenizer.ggml.pre") : "", f.name())},
+                      {"post_processor", nullptr},
+                      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+                      {"model",
+                       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+                        {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+                        {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
+  return j.dump();
+}
+
+// tokenizer.model (a SentencePiece ModelProto) of a "llama" model: pieces with scores and types, BPE, identity
+// normalisation with the file's dummy prefix, the special ids.
+std::string sentencepiece_model(const GgufFile& f, const std::vector<std::string>& tokens,
+                                const std::vector<double>& types, int64_t unk, int64_t bos, int64_t eos, int64_t pad) {
+  const std::vector<double> scores = numbers(f, "tokenizer.ggml.scores", strings(f, "tokenizer.ggml.tokens").size(), 0);
+  const GgufValue* prefix = f.find("tokenizer.ggml.add_space_prefix");
+  const bool dummy_prefix = prefix == nullptr || prefix->as_int("tokenizer.ggml.add_space_prefix") != 0;
+  std::string proto;
+  bool byte_fallback = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string piece;
+    bytes_field(piece, 1, tokens[i]);
+    float_field(piece, 2, static_cast<float>(scores[i]));
+    const int64_t type = static_cast<int64_t>(types[i]);
+    if (type < 1 || type > 6) throw GgufFormatError(f.name() + ": token " + std::to_string(i) + " has type " + std::to_string(type));
+    if (type == 6) byte_fallback = true;
+    varint_field(piece, 3, static_cast<uint64_t>(type));
+    bytes_field(proto, 1, piece);
+  }
+  std::string trainer;
+  varint_field(trainer, 3, 2);  // model_type: BPE
+  varint_field(trainer, 35, byte_fallback ? 1 : 0);
+  varint_field(trainer, 40, static_cast<uint64_t>(unk >= 0 ? unk : 0));
+  varint_field(trainer, 41, static_cast<uint64_t>(bos));
+  varint_field(trainer, 42, static_cast<uint64_t>(eos));
+  varint_field(trainer, 43, static_cast<uint64_t>(pad));
+  bytes_field(proto, 2, trainer);
+  std::string normalizer;
+  bytes_field(normalizer, 1, "identity");
+  varint_field(normalizer, 3, dummy_prefix ? 1 : 0);
+  varint_field(normalizer, 4, 0);  // remove_extra_whitespaces
+  varint_field(normalizer, 5, 1);  // escape_whitespaces
+  bytes_field(proto, 3, normalizer);
+  return proto;
+}
+
 }  // namespace
 
 TokenizerFiles tokenizer_files_from_gguf(const GgufFile& f) {
@@ -104,61 +169,9 @@ TokenizerFiles tokenizer_files_from_gguf(const GgufFile& f) {
   if (const GgufValue* t = f.find("tokenizer.chat_template")) config["chat_template"] = t->as_string("tokenizer.chat_template");
 
   if (model == "gpt2") {
-    const std::vector<std::string>& merges = strings(f, "tokenizer.ggml.merges");
-    const GgufValue* pre = f.find("tokenizer.ggml.pre");
-    nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      vocab[tokens[i]] = i;
-      const int64_t type = static_cast<int64_t>(types[i]);
-      if (type == kControl || type == kUserDefined) {
-        added.push_back({{"id", i}, {"content", tokens[i]}, {"single_word", false}, {"lstrip", false},
-                         {"rstrip", false}, {"normalized", type != kControl}, {"special", type == kControl}});
-      }
-    }
-    nlohmann::json j = {{"version", "1.0"},
-                        {"truncation", nullptr},
-                        {"padding", nullptr},
-                        {"added_tokens", added},
-                        {"normalizer", nullptr},
-                        {"pre_tokenizer", pre_tokenizer(pre ? pre->as_string("tokenizer.ggml.pre") : "", f.name())},
-                        {"post_processor", nullptr},
-                        {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-                        {"model",
-                         {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-                          {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
-                          {"ignore_merges", false}, {"vocab", vocab}, {"merges", merges}}}};
-    files["tokenizer.json"] = j.dump();
+    files["tokenizer.json"] = bpe_tokenizer_json(f, tokens, types);
   } else if (model == "llama") {
-    const std::vector<double> scores = numbers(f, "tokenizer.ggml.scores", strings(f, "tokenizer.ggml.tokens").size(), 0);
-    const GgufValue* prefix = f.find("tokenizer.ggml.add_space_prefix");
-    const bool dummy_prefix = prefix == nullptr || prefix->as_int("tokenizer.ggml.add_space_prefix") != 0;
-    std::string proto;
-    bool byte_fallback = false;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      std::string piece;
-      bytes_field(piece, 1, tokens[i]);
-      float_field(piece, 2, static_cast<float>(scores[i]));
-      const int64_t type = static_cast<int64_t>(types[i]);
-      if (type < 1 || type > 6) throw GgufFormatError(f.name() + ": token " + std::to_string(i) + " has type " + std::to_string(type));
-      if (type == 6) byte_fallback = true;
-      varint_field(piece, 3, static_cast<uint64_t>(type));
-      bytes_field(proto, 1, piece);
-    }
-    std::string trainer;
-    varint_field(trainer, 3, 2);  // model_type: BPE
-    varint_field(trainer, 35, byte_fallback ? 1 : 0);
-    varint_field(trainer, 40, static_cast<uint64_t>(unk >= 0 ? unk : 0));
-    varint_field(trainer, 41, static_cast<uint64_t>(bos));
-    varint_field(trainer, 42, static_cast<uint64_t>(eos));
-    varint_field(trainer, 43, static_cast<uint64_t>(pad));
-    bytes_field(proto, 2, trainer);
-    std::string normalizer;
-    bytes_field(normalizer, 1, "identity");
-    varint_field(normalizer, 3, dummy_prefix ? 1 : 0);
-    varint_field(normalizer, 4, 0);  // remove_extra_whitespaces
-    varint_field(normalizer, 5, 1);  // escape_whitespaces
-    bytes_field(proto, 3, normalizer);
-    files["tokenizer.model"] = proto;
+    files["tokenizer.model"] = sentencepiece_model(f, tokens, types, unk, bos, eos, pad);
   } else {
     throw GgufFormatError(f.name() + ": tokenizer.ggml.model " + model + " is not one lmzoo imports (gpt2, llama)");
   }

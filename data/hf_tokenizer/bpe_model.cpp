@@ -52,18 +52,11 @@ int BpeModel::token_to_id(const std::string& token) const {
 }
 
 // Rust's BPE::merge_word: one symbol per character, then Word::merge_all.
-std::vector<int> BpeModel::merge_word(const std::string& w) const {
-  struct Symbol {
-    int id;
-    int prev, next;
-    bool removed;
-  };
-  std::vector<Symbol> symbols;
-  symbols.reserve(w.size());
-  const auto add = [&symbols](int id) {
-    const int n = int(symbols.size());
-    symbols.push_back(Symbol{id, n - 1, n + 1, false});
-  };
+std::vector<int> BpeModel::merge_word(const std::string& w) const { return merge_all(character_ids(w)); }
+
+std::vector<int> BpeModel::character_ids(const std::string& w) const {
+  std::vector<int> ids;
+  ids.reserve(w.size());
   int pending_unk = -1;  // an unknown run not yet added (Rust's `unk`)
   std::string s;
   for (size_t i = 0; i < w.size();) {
@@ -76,16 +69,16 @@ std::vector<int> BpeModel::merge_word(const std::string& w) const {
     i += len;
     const auto it = vocab_.find(s);
     if (it != vocab_.end()) {
-      if (pending_unk >= 0) add(pending_unk);
+      if (pending_unk >= 0) ids.push_back(pending_unk);
       pending_unk = -1;
-      add(it->second);
+      ids.push_back(it->second);
       continue;
     }
     if (config_.byte_fallback) {
       bool all = true;
       for (unsigned char c : s) all = all && byte_ids_[c] >= 0;
       if (all) {  // as in Rust, a pending unknown stays pending (added after these bytes)
-        for (unsigned char c : s) add(byte_ids_[c]);
+        for (unsigned char c : s) ids.push_back(byte_ids_[c]);
         continue;
       }
     }
@@ -94,11 +87,23 @@ std::vector<int> BpeModel::merge_word(const std::string& w) const {
         throw TokenizerJsonError("model.unk_token: '" + *config_.unk_token + "' is not in model.vocab, and the text "
                                  "holds a character outside the vocabulary");
       }
-      if (pending_unk >= 0 && !config_.fuse_unk) add(pending_unk);
+      if (pending_unk >= 0 && !config_.fuse_unk) ids.push_back(pending_unk);
       pending_unk = unk_id_;
     }
   }
-  if (pending_unk >= 0) add(pending_unk);
+  if (pending_unk >= 0) ids.push_back(pending_unk);
+  return ids;
+}
+
+std::vector<int> BpeModel::merge_all(const std::vector<int>& ids) const {
+  struct Symbol {
+    int id;
+    int prev, next;
+    bool removed;
+  };
+  std::vector<Symbol> symbols;  // a doubly linked list over the ids
+  symbols.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) symbols.push_back(Symbol{ids[i], int(i) - 1, int(i) + 1, false});
   if (!symbols.empty()) symbols.back().next = -1;
 
   struct Candidate {
@@ -135,11 +140,11 @@ std::vector<int> BpeModel::merge_word(const std::string& w) const {
       if (const Merge* nm = find_merge(cur.id, symbols[size_t(cur.next)].id)) queue.push({nm->rank, top.pos, nm->new_id});
     }
   }
-  std::vector<int> ids;
+  std::vector<int> merged;
   for (const Symbol& sym : symbols) {
-    if (!sym.removed) ids.push_back(sym.id);
+    if (!sym.removed) merged.push_back(sym.id);
   }
-  return ids;
+  return merged;
 }
 
 void BpeModel::tokenize(const std::string& word, std::vector<int>& out) const {

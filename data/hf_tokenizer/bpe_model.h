@@ -34,6 +34,10 @@ class BpeModel : public Model {
 
  private:
   std::vector<int> merge_word(const std::string& word) const;
+  // WORD's characters as vocabulary ids (prefix/suffix, byte fallback and unknown runs as Rust's BPE::merge_word).
+  std::vector<int> character_ids(const std::string& word) const;
+  // IDS with the merges applied, lowest rank first, then leftmost (Rust's Word::merge_all).
+  std::vector<int> merge_all(const std::vector<int>& ids) const;
 
   struct Merge {
     uint32_t rank;
