@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "models/presets.h"
+#include "models/preset.h"
 
 namespace lmzoo {
 

@@ -10,8 +10,6 @@
 
 #include "models/kernels/linear_kernel.h"
 #include "models/kernels/low_precision_linear.h"
-#include "models/layers/attention.h"
-#include "models/layers/feed_forward.h"
 
 namespace lmzoo {
 
@@ -94,32 +92,20 @@ void merge_lora_part(torch::nn::Module& owner, const std::string& name, const to
   adapter = nullptr;
 }
 
-namespace {
-
-template <typename Layer>
-void collect_parts(Layer& layer, std::vector<LoraTarget>& available) {
-  for (LoraTarget t : layer.lora_parts()) {
-    if (std::find(available.begin(), available.end(), t) == available.end()) available.push_back(t);
-  }
-}
-
-}  // namespace
-
 int64_t attach_lora(torch::nn::Module& model, const LoraSettings& settings) {
   if (settings.rank < 1) throw std::invalid_argument("--lora-rank must be at least 1");
   std::vector<LoraTarget> available, attached;
   int64_t count = 0;
-  auto attach = [&](auto& layer) {
-    collect_parts(layer, available);
-    for (LoraTarget t : layer.attach_lora(settings)) {
+  for (const auto& m : model.modules(/*include_self=*/true)) {
+    auto* layer = dynamic_cast<LoraAdaptable*>(m.get());
+    if (layer == nullptr) continue;
+    for (LoraTarget t : layer->lora_parts()) {
+      if (std::find(available.begin(), available.end(), t) == available.end()) available.push_back(t);
+    }
+    for (LoraTarget t : layer->attach_lora(settings)) {
       ++count;
       if (std::find(attached.begin(), attached.end(), t) == attached.end()) attached.push_back(t);
     }
-  };
-  for (const auto& m : model.modules(/*include_self=*/true)) {
-    if (auto* self = dynamic_cast<SelfAttentionImpl*>(m.get())) attach(*self);
-    if (auto* cross = dynamic_cast<CrossAttentionImpl*>(m.get())) attach(*cross);
-    if (auto* ffn = dynamic_cast<FeedForwardImpl*>(m.get())) attach(*ffn);
   }
   // all-linear (every target named) adapts what the model has: a feed-forward without a gate has no gate.
   const bool every_target = settings.targets.size() == std::size(EnumTable<LoraTarget>::entries);
@@ -149,9 +135,7 @@ std::vector<LoraSite> lora_sites(const torch::nn::Module& model) {
     }
   };
   for (const auto& item : model.named_modules()) {
-    if (auto* self = dynamic_cast<SelfAttentionImpl*>(item.value().get())) add(item.key(), self->lora_sites());
-    if (auto* cross = dynamic_cast<CrossAttentionImpl*>(item.value().get())) add(item.key(), cross->lora_sites());
-    if (auto* ffn = dynamic_cast<FeedForwardImpl*>(item.value().get())) add(item.key(), ffn->lora_sites());
+    if (const auto* layer = dynamic_cast<const LoraAdaptable*>(item.value().get())) add(item.key(), layer->lora_sites());
   }
   return out;
 }
@@ -160,9 +144,7 @@ bool is_lora_tensor(const std::string& name) { return name.find("lora_") != std:
 
 void merge_lora(torch::nn::Module& model) {
   for (const auto& m : model.modules(/*include_self=*/true)) {
-    if (auto* self = dynamic_cast<SelfAttentionImpl*>(m.get())) self->merge_lora();
-    if (auto* cross = dynamic_cast<CrossAttentionImpl*>(m.get())) cross->merge_lora();
-    if (auto* ffn = dynamic_cast<FeedForwardImpl*>(m.get())) ffn->merge_lora();
+    if (auto* layer = dynamic_cast<LoraAdaptable*>(m.get())) layer->merge_lora();
   }
 }
 

@@ -85,6 +85,21 @@ struct LoraSite {
   std::vector<LoraPart> parts;
 };
 
+// A layer whose projections LoRA can adapt (self- and cross-attention, the feed-forward). The functions below find
+// them in a model through this interface alone, so this file needs none of the layers' headers.
+class LoraAdaptable {
+ public:
+  virtual ~LoraAdaptable() = default;
+  // The parts this layer can adapt.
+  virtual std::vector<LoraTarget> lora_parts() const = 0;
+  // Attaches adapters to the parts SETTINGS targets and returns those parts.
+  virtual std::vector<LoraTarget> attach_lora(const LoraSettings& settings) = 0;
+  // Folds the adapters into the weights and removes them.
+  virtual void merge_lora() = 0;
+  // The projections with adapters, named relative to this layer.
+  virtual std::vector<LoraSite> lora_sites() const = 0;
+};
+
 // Every projection of MODEL that has at least one adapter, in module order.
 std::vector<LoraSite> lora_sites(const torch::nn::Module& model);
 

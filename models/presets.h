@@ -4,15 +4,9 @@
 #include <vector>
 
 #include "models/config.h"
+#include "models/preset.h"
 
 namespace lmzoo {
-
-struct Preset {
-  std::string name;
-  std::string description;
-  ModelConfig config;  // vocab_size 0 means "from the tokenizer"
-  std::string hf_twin;  // the Hugging Face hub model of this shape (lmzoo import reads it), or empty
-};
 
 const std::vector<Preset>& all_presets();
 // Throws std::invalid_argument listing the known names when NAME is unknown.

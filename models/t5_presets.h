@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "models/config.h"
-#include "models/presets.h"
+#include "models/preset.h"
 
 namespace lmzoo {
 

@@ -5,6 +5,7 @@
 #include <torch/script.h>
 
 #include "models/llama_presets.h"
+#include "models/presets.h"
 #include "models/torchscript_export.h"
 #include "tests/export_helpers.h"
 #include "tests/variant_matrix.h"

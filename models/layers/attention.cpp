@@ -114,7 +114,7 @@ torch::Tensor SelfAttentionImpl::forward(const torch::Tensor& x, const Attention
   return with_lora(apply_linear(y, c_proj), y, {{lora_o, c_proj->weight.size(0)}});  // (B, T, C)
 }
 
-std::vector<LoraTarget> SelfAttentionImpl::lora_parts() {
+std::vector<LoraTarget> SelfAttentionImpl::lora_parts() const {
   return {LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue, LoraTarget::kOutput};
 }
 
@@ -189,7 +189,9 @@ std::vector<LoraSite> CrossAttentionImpl::lora_sites() const {
           {"c_proj", {{lora_o, c_proj->weight.size(0)}}}};
 }
 
-std::vector<LoraTarget> CrossAttentionImpl::lora_parts() { return SelfAttentionImpl::lora_parts(); }
+std::vector<LoraTarget> CrossAttentionImpl::lora_parts() const {
+  return {LoraTarget::kQuery, LoraTarget::kKey, LoraTarget::kValue, LoraTarget::kOutput};
+}
 
 std::vector<LoraTarget> CrossAttentionImpl::attach_lora(const LoraSettings& settings) {
   const int64_t q_width = n_head_ * head_dim_, kv_width = n_kv_head_ * head_dim_;

@@ -27,7 +27,7 @@ struct LayerKVCache {
   int64_t length() const { return k.defined() ? k.size(2) : 0; }
 };
 
-class SelfAttentionImpl : public torch::nn::Module {
+class SelfAttentionImpl : public torch::nn::Module, public LoraAdaptable {
  public:
   // tables: the model's fixed position tables (rope reads its cos/sin; null when the config has none).
   SelfAttentionImpl(const ModelConfig& config, const PositionTables& tables);
@@ -37,11 +37,11 @@ class SelfAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const AttentionMask& mask, LayerKVCache* cache = nullptr,
                         const torch::Tensor& position_bias = torch::Tensor());
 
-  // LoRA (models/lora.h): the parts this layer can adapt, attaching the targeted ones (returned), folding them in.
-  static std::vector<LoraTarget> lora_parts();
-  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
-  void merge_lora();
-  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+  // LoRA (models/lora.h): q, k, v and o.
+  std::vector<LoraTarget> lora_parts() const override;
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings) override;
+  void merge_lora() override;
+  std::vector<LoraSite> lora_sites() const override;
 
   // c_attn: ((nh + 2 n_kv) * hs, C) as [q; k; v]; c_proj: (C, nh * hs).
   torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
@@ -56,7 +56,7 @@ class SelfAttentionImpl : public torch::nn::Module {
 TORCH_MODULE(SelfAttention);
 
 // Queries from the decoder, keys and values from an encoder output ("memory"), no position bias (T5).
-class CrossAttentionImpl : public torch::nn::Module {
+class CrossAttentionImpl : public torch::nn::Module, public LoraAdaptable {
  public:
   explicit CrossAttentionImpl(const ModelConfig& config);
   // Keys and values of memory (B, S, C): (B, nh, S, hs) each.
@@ -67,10 +67,11 @@ class CrossAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory, const torch::Tensor& blocked,
                         LayerKVCache* cache = nullptr);
 
-  static std::vector<LoraTarget> lora_parts();
-  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
-  void merge_lora();
-  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+  // LoRA (models/lora.h): q, k, v and o.
+  std::vector<LoraTarget> lora_parts() const override;
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings) override;
+  void merge_lora() override;
+  std::vector<LoraSite> lora_sites() const override;
 
   // c_q: (nh * hs, C); c_kv: (2 * n_kv * hs, C) as [k; v]; c_proj: (C, nh * hs).
   torch::nn::Linear c_q{nullptr}, c_kv{nullptr}, c_proj{nullptr};

@@ -12,16 +12,16 @@ namespace lmzoo {
 // activation (geglu: gelu-tanh, swiglu: silu).
 torch::Tensor apply_activation(const torch::Tensor& x, Activation activation);
 
-class FeedForwardImpl : public torch::nn::Module {
+class FeedForwardImpl : public torch::nn::Module, public LoraAdaptable {
  public:
   explicit FeedForwardImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x);
 
   // LoRA (models/lora.h): up is c_fc (gated: c_fc_lin, the linear half), gate the gated c_fc, down c_proj.
-  std::vector<LoraTarget> lora_parts() const;
-  std::vector<LoraTarget> attach_lora(const LoraSettings& settings);
-  void merge_lora();
-  std::vector<LoraSite> lora_sites() const;  // names relative to this layer
+  std::vector<LoraTarget> lora_parts() const override;
+  std::vector<LoraTarget> attach_lora(const LoraSettings& settings) override;
+  void merge_lora() override;
+  std::vector<LoraSite> lora_sites() const override;
 
   torch::nn::Linear c_fc{nullptr}, c_fc_lin{nullptr}, c_proj{nullptr};  // c_fc_lin: gated only
   torch::nn::Dropout hidden_dropout{nullptr};  // t5 only (HF T5 drops the hidden activations)
