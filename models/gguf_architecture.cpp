@@ -236,7 +236,7 @@ GgufTensorType gguf_storage_type(const std::string& name, const torch::Tensor& t
 }
 
 GgufArch gguf_arch_of_file(const GgufFile& f) {
-  const std::string& name = need(f, "general.architecture").as_string("general.architecture");
+  const std::string name = need(f, "general.architecture").as_string("general.architecture");
   for (const auto& e : EnumTable<GgufArch>::entries) {
     if (name == e.name) return e.value;
   }
@@ -256,11 +256,22 @@ struct ArchKeys {
     return v == nullptr ? fallback : v->as_number(arch_key(arch, key));
   }
   bool has(const std::string& key) const { return f.find(arch_key(arch, key)) != nullptr; }
+  // The shape every architecture has, under the config's own key names (in the order: width, feed-forward width,
+  // layers, heads, context).
+  void copy_shape(nlohmann::json& j, const char* width, const char* ffn, const char* layers, const char* heads,
+                  const char* context) const {
+    j[width] = i("embedding_length");
+    j[ffn] = i("feed_forward_length");
+    j[layers] = i("block_count");
+    j[heads] = i("attention.head_count");
+    j[context] = i("context_length");
+  }
 };
 
 // What every architecture's config holds: the vocabulary (one token per embedding row), tying, special ids.
 nlohmann::json common_hf_config(const GgufFile& f) {
-  const GgufValue& tokens = need(f, "tokenizer.ggml.tokens");
+  const std::string tokens_key = "tokenizer.ggml.tokens";  // named: g++ 14 warns of a reference through a temporary
+  const GgufValue& tokens = need(f, tokens_key);
   const GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
   if (embd == nullptr) throw GgufFormatError(f.name() + ": tensor token_embd.weight is missing");
   const int64_t vocab = embd->shape[0];
@@ -287,12 +298,8 @@ void add_llama_config(const ArchKeys& k, nlohmann::json& j) {
   const bool qwen = k.arch == GgufArch::kQwen2;
   j["model_type"] = qwen ? "qwen2" : "llama";
   j["architectures"] = {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-  j["hidden_size"] = k.i("embedding_length");
-  j["intermediate_size"] = k.i("feed_forward_length");
-  j["num_hidden_layers"] = k.i("block_count");
-  j["num_attention_heads"] = k.i("attention.head_count");
+  k.copy_shape(j, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings");
   j["num_key_value_heads"] = k.has("attention.head_count_kv") ? k.i("attention.head_count_kv") : k.i("attention.head_count");
-  j["max_position_embeddings"] = k.i("context_length");
   j["rms_norm_eps"] = k.x("attention.layer_norm_rms_epsilon", 1e-6);
   j["rope_theta"] = k.x("rope.freq_base", 10000.0);
   j["hidden_act"] = "silu";
@@ -314,12 +321,8 @@ void add_llama_config(const ArchKeys& k, nlohmann::json& j) {
 void add_gpt2_config(const ArchKeys& k, nlohmann::json& j) {
   j["model_type"] = "gpt2";
   j["architectures"] = {"GPT2LMHeadModel"};
-  j["n_embd"] = k.i("embedding_length");
-  j["n_layer"] = k.i("block_count");
-  j["n_head"] = k.i("attention.head_count");
-  j["n_inner"] = k.i("feed_forward_length");
-  j["n_positions"] = k.i("context_length");
-  j["n_ctx"] = k.i("context_length");
+  k.copy_shape(j, "n_embd", "n_inner", "n_layer", "n_head", "n_positions");
+  j["n_ctx"] = j["n_positions"];
   j["activation_function"] = "gelu_new";
   j["layer_norm_epsilon"] = k.x("attention.layer_norm_epsilon", 1e-5);
 }
@@ -327,11 +330,7 @@ void add_gpt2_config(const ArchKeys& k, nlohmann::json& j) {
 void add_gpt_neox_config(const ArchKeys& k, nlohmann::json& j) {
   j["model_type"] = "gpt_neox";
   j["architectures"] = {"GPTNeoXForCausalLM"};
-  j["hidden_size"] = k.i("embedding_length");
-  j["num_hidden_layers"] = k.i("block_count");
-  j["num_attention_heads"] = k.i("attention.head_count");
-  j["intermediate_size"] = k.i("feed_forward_length");
-  j["max_position_embeddings"] = k.i("context_length");
+  k.copy_shape(j, "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings");
   j["layer_norm_eps"] = k.x("attention.layer_norm_epsilon", 1e-5);
   j["rotary_emb_base"] = k.x("rope.freq_base", 10000.0);
   const double head = static_cast<double>(j["hidden_size"].get<int64_t>() / j["num_attention_heads"].get<int64_t>());

@@ -81,7 +81,8 @@ nlohmann::json pre_tokenizer(const std::string& pre, const std::string& file) {
 // tokenizer.json of a "gpt2" model: byte-level BPE with the named pre-tokenizer; control and user-defined tokens
 // as added tokens.
 std::string bpe_tokenizer_json(const GgufFile& f, const std::vector<std::string>& tokens, const std::vector<double>& types) {
-  const std::vector<std::string>& merges = strings(f, "tokenizer.ggml.merges");
+  const std::string merges_key = "tokenizer.ggml.merges";  // named: g++ 14 warns of a reference through a temporary
+  const std::vector<std::string>& merges = strings(f, merges_key);
   const GgufValue* pre = f.find("tokenizer.ggml.pre");
   nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -146,7 +147,7 @@ std::string sentencepiece_model(const GgufFile& f, const std::vector<std::string
 }  // namespace
 
 TokenizerFiles tokenizer_files_from_gguf(const GgufFile& f) {
-  const std::string& model = f.get("tokenizer.ggml.model").as_string("tokenizer.ggml.model");
+  const std::string model = f.get("tokenizer.ggml.model").as_string("tokenizer.ggml.model");
   std::vector<std::string> tokens = strings(f, "tokenizer.ggml.tokens");
   const std::vector<double> types = numbers(f, "tokenizer.ggml.token_type", tokens.size(), 1);
   // The converter's "[PAD<i>]" rows past the tokenizer's vocabulary are not tokens.
