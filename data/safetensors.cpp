@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/utf8.h"
-#include "data/durable_io.h"
+#include "base/durable_io.h"
+#include "data/unicode/utf8.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian: a big-endian host would need byte swaps here");
@@ -388,7 +388,7 @@ std::string header_text(const Json& header, const Failure& fail) {
   return text;
 }
 
-// Writes the length prefix, HEADER and the bytes of DATA in place of PATH (data/durable_io.h's
+// Writes the length prefix, HEADER and the bytes of DATA in place of PATH (base/durable_io.h's
 // replace_file_durably: nothing partial is left, a previous file stays as it was when the write fails).
 void write_durably(const std::string& path, const std::string& header, const std::vector<torch::Tensor>& data) {
   try {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "data/interrupt.h"
+#include "base/interrupt.h"
 
 namespace lmzoo {
 

@@ -142,4 +142,19 @@ ModelConfig load_model_config(const std::string& path) {
   return model_config_from_json(j);
 }
 
+ModelConfig resized(ModelConfig base, const ModelConfig& asked, const std::set<std::string>& given) {
+  auto is_given = [&given](const char* field) { return given.count(field) > 0; };
+  if (base.arch == Arch::kT5) {
+    if (is_given("n_layer")) base.n_decoder_layer = 0;
+    if (is_given("d_model") || is_given("n_head")) base.head_dim = 0;
+  }
+  if (is_given("d_model")) base.d_ff = 0;
+  if (is_given("n_head") && base.n_kv_heads > 0 && asked.n_head % base.n_kv_heads != 0) base.n_kv_heads = 0;
+#define LMZOO_COPY_GIVEN_FIELD(type, name, default_value, flag, shape, help) \
+  if (is_given(#name)) base.name = asked.name;
+  LMZOO_MODEL_CONFIG_FIELDS(LMZOO_COPY_GIVEN_FIELD)
+#undef LMZOO_COPY_GIVEN_FIELD
+  return base;
+}
+
 }  // namespace lmzoo

@@ -3,6 +3,7 @@
 // Leaves out: training hyper-parameters (train/train_config.h).
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,5 +73,11 @@ void from_json(const nlohmann::json& j, ModelConfig& config);
 // Parses a config JSON object, rejecting unknown keys and newer format versions.
 ModelConfig model_config_from_json(const nlohmann::json& j);
 ModelConfig load_model_config(const std::string& path);
+
+// BASE (a preset's or a config file's) with the fields named in GIVEN (ModelConfig field names) set to ASKED's,
+// keeping BASE's proportions where a given size is one others derive from: a new d_model derives d_ff again; a t5's
+// new d_model or n_head derives its head size again (d_model / n_head), and its new n_layer sets both stacks unless
+// n_decoder_layer is given; a new n_head keeps BASE's n_kv_heads only while they divide it (else plain heads).
+ModelConfig resized(ModelConfig base, const ModelConfig& asked, const std::set<std::string>& given);
 
 }  // namespace lmzoo

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/special_ids.h"
+#include "data/tokenizers/special_ids.h"
 #include "models/bert.h"
 
 namespace lmzoo {

@@ -1,13 +1,13 @@
 // Sampling and KV-cached decoding. GPT: when the sequence outgrows the context, the last max_seq_len - 1
 // tokens are re-encoded and decoding continues from a fresh cache. T5: one encoding, cached decoder steps.
-// A SIGINT (data/interrupt.h) ends decoding early with the tokens produced so far.
+// A SIGINT (base/interrupt.h) ends decoding early with the tokens produced so far.
 #include "models/generation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <stdexcept>
 
-#include "data/interrupt.h"
+#include "base/interrupt.h"
 
 namespace lmzoo {
 

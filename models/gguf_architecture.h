@@ -2,7 +2,7 @@
 // each (Mistral writes as llama, as llama.cpp's converter does), their hyper-parameter keys, and the tensor names
 // and layouts both ways between Hugging Face's tensors and llama.cpp's (Llama's q/k rows permuted from rotate-half
 // to interleaved pairs, GPT-2's Conv1D transposed, GPT-NeoX's per-head q/k/v regrouped). Leaves out: bytes
-// (data/gguf/), checkpoints (train/gguf_interchange.h).
+// (data/gguf/), checkpoints (train/interchange/gguf_interchange.h).
 #pragma once
 #include <map>
 #include <string>

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 #include "models/config.h"
 
 namespace lmzoo {

@@ -1,6 +1,6 @@
 // LoRA (Hu et al. 2021): low-rank adapters y = W x + (alpha / r) B A dropout(x) on a model's projections, attached
 // to a built model of any family, counted, merged into the weights, and named for checkpoints and PEFT.
-// Leaves out: freezing and the run's checkpoints (train/lora_setup.h).
+// Leaves out: freezing and the run's checkpoints (train/peft/lora_setup.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 #include "models/config.h"
 
 namespace lmzoo {

@@ -1,6 +1,6 @@
 // The memory estimate: parameter bytes from parameter_count and parameter_sizes (trainable and bf16 parts),
 // activations from the blocks' tensor shapes (checkpointing and LoRA adapters included), and the refusal against
-// the machine's physical memory. Leaves out: a GPU's memory (train/device_peak.h).
+// the machine's physical memory. Leaves out: a GPU's memory (train/device/device_peak.h).
 #include "models/memory_estimate.h"
 
 #include <unistd.h>

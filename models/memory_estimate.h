@@ -1,5 +1,5 @@
 // The one memory estimate of a model at work (training, or inference: eval, generate, export, import), by part,
-// and the refusal of what cannot fit. Leaves out: measuring memory (train/device_peak.h) and the device's size.
+// and the refusal of what cannot fit. Leaves out: measuring memory (train/device/device_peak.h) and the device's size.
 //
 // Invariants of MemoryEstimate:
 // - parameters is exact: parameter_count(config) (a tied head counts once), what the built module holds.
@@ -66,7 +66,7 @@ struct MemoryEstimate {
 
 // How a training run holds its model beyond a full fine-tune: LoRA adapters on a frozen base, the base parameters
 // trained beside them, the frozen projection weights' storage, and the blocks that recompute their activations
-// (TrainConfig's "Fine-tuning and memory" fields, parsed by train/training_memory.h).
+// (TrainConfig's "Fine-tuning and memory" fields, parsed by train/device/training_memory.h).
 struct TrainingPlan {
   LoraSettings lora;                   // rank 0: every parameter trains
   std::vector<std::string> trainable;  // with LoRA: base parameters trained beside the adapters, by name part

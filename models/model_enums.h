@@ -1,7 +1,7 @@
 // The closed sets of a model's config: architecture, position scheme, norm, norm position, activation and
 // initialisation, each with its one name table. Leaves out: training's sets (train/train_enums.h).
 #pragma once
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 
 namespace lmzoo {
 

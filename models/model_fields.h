@@ -1,5 +1,5 @@
 // ModelConfig's fields, each declared once: FIELD(type, name, default, flag, shape, help). The struct
-// (config.h), its JSON (config.cpp) and lmzoo train's model flags with their help (tools/cmd_train.cpp) are all
+// (config.h), its JSON (config.cpp) and lmzoo train's model flags with their help (tools/cli/cmd_train.cpp) are all
 // generated from this list. flag: the command-line name ("": no flag of its own); shape: whether the flag changes
 // the model's tensors (refused when fine-tuning an --init checkpoint); help: an expression giving --help's text,
 // evaluated only where flags are built. The order is --help's.

@@ -67,6 +67,15 @@ const Preset& find_preset(const std::string& name) {
   throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
 }
 
+int64_t published_parameter_count(const ModelConfig& config) {
+  switch (config.arch) {
+    case Arch::kBert: return published_bert_parameters(config);
+    case Arch::kGpt:
+    case Arch::kT5: return parameter_count(config);
+  }
+  throw std::logic_error("arch outside its table");
+}
+
 double model_flops_per_token(const ModelConfig& c) {
   const int64_t layers = c.arch == Arch::kT5 ? c.n_layer + c.decoder_layers() : c.n_layer;
   return 6.0 * double(parameter_count(c, {ParameterPart::kPositionTable})) +

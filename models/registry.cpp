@@ -32,8 +32,23 @@ void set_activation_checkpointing(AnyModel& model, CheckpointPolicy policy) {
   model.visit([policy](const auto& m) { m.ptr()->set_activation_checkpointing(policy); });
 }
 
+ModelKind model_kind(const ModelConfig& config) {
+  switch (config.arch) {
+    case Arch::kGpt: return ModelKind::kCausalLm;
+    case Arch::kBert: return config.labels.empty() ? ModelKind::kMaskedLm : ModelKind::kClassifier;
+    case Arch::kT5: return ModelKind::kSeq2seq;
+  }
+  throw std::logic_error("arch outside its table");
+}
+
 std::string family_name(const ModelConfig& config) {
-  return config.arch == Arch::kBert && !config.labels.empty() ? "bert-classifier" : enum_name(config.arch);
+  switch (model_kind(config)) {
+    case ModelKind::kCausalLm: return "gpt";
+    case ModelKind::kMaskedLm: return "bert";
+    case ModelKind::kClassifier: return "bert-classifier";
+    case ModelKind::kSeq2seq: return "t5";
+  }
+  throw std::logic_error("model kind outside its table");
 }
 
 }  // namespace lmzoo

@@ -7,11 +7,11 @@
 
 #include <torch/torch.h>
 
+#include "base/enum_table.h"
 #include "models/activation_checkpointing.h"
 #include "models/bert.h"
 #include "models/bert_classifier.h"
 #include "models/config.h"
-#include "data/enum_table.h"
 #include "models/gpt.h"
 #include "models/t5.h"
 
@@ -28,6 +28,17 @@ struct Overloaded : Ts... {
 };
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
+
+// What a model is used as, one value per module of ModelVariant: what eval scores and generate produces with it.
+enum class ModelKind {
+  kCausalLm,    // gpt: next-token perplexity, sampled or searched continuations
+  kMaskedLm,    // bert: masked-token perplexity, filled masks
+  kClassifier,  // bert with labels: accuracy, labels
+  kSeq2seq,     // t5: span-corruption or target perplexity, sampled or searched outputs
+};
+
+// The kind of a model of CONFIG.
+ModelKind model_kind(const ModelConfig& config);
 
 // "gpt", "bert", "bert-classifier" (a bert with labels) or "t5": the family as messages name it.
 std::string family_name(const ModelConfig& config);

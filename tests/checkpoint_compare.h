@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/torch_compat.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/optimizer.h"
 
 namespace lmzoo::test {

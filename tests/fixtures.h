@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "data/shards.h"
-#include "data/tokenizer.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/cli_helpers.h"
 
 namespace lmzoo::test {

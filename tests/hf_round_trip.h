@@ -5,12 +5,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "models/hf_config.h"
 #include "tests/catch_compat.h"
 #include "tests/cli_helpers.h"
 #include "tests/export_helpers.h"
 #include "tests/fixtures.h"
-#include "models/hf_config.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 namespace lmzoo::test {
 

@@ -19,8 +19,8 @@
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
 #include "tests/rank_launch.h"
-#include "train/device.h"
-#include "train/device_peak.h"
+#include "train/device/device.h"
+#include "train/device/device_peak.h"
 #include "train/task.h"
 
 using namespace lmzoo;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "data/batcher_mlm.h"
+#include "data/batching/batcher_mlm.h"
 #include "models/bert.h"
 #include "models/bert_presets.h"
 #include "models/parameter_sizes.h"

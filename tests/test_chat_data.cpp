@@ -12,7 +12,7 @@
 #include "data/chat/chat_encoding.h"
 #include "data/chat/chat_template.h"
 #include "data/chat/conversation.h"
-#include "data/shards.h"
+#include "data/corpus/shards.h"
 #include "models/gpt.h"
 #include "models/registry.h"
 #include "tests/catch_compat.h"

@@ -15,8 +15,8 @@
 #include "tests/fixtures.h"
 #include "tests/hf_round_trip.h"
 #include "tests/smollm2_tokenizer.h"
-#include "train/chat_generation.h"
-#include "train/session.h"
+#include "train/eval/chat_generation.h"
+#include "train/run/session.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

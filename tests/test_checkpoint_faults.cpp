@@ -11,13 +11,13 @@
 
 #include "models/memory_estimate.h"
 #include "models/registry.h"
-#include "tests/cli_checks.h"
 #include "tests/checkpoint_compare.h"
+#include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/file_trees.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "data/chat/chat_encoding.h"
-#include "data/special_ids.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/special_ids.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/catch_compat.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/shards.h"
-#include "data/tokenizer.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 

@@ -9,7 +9,7 @@
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -12,8 +12,8 @@
 #include "models/lora.h"
 #include "models/registry.h"
 #include "tests/model_fixtures.h"
-#include "train/device.h"
-#include "train/lora_setup.h"
+#include "train/device/device.h"
+#include "train/peft/lora_setup.h"
 #include "train/task.h"
 
 using namespace lmzoo;

@@ -3,11 +3,11 @@
 // N ranks, one big batch and gradient accumulation train alike.
 #include "tests/catch_compat.h"
 
-#include "data/batcher_causal.h"
-#include "data/batcher_mlm.h"
-#include "data/batcher_prefix.h"
-#include "data/batcher_span.h"
-#include "data/tokenizer.h"
+#include "data/batching/batcher_causal.h"
+#include "data/batching/batcher_mlm.h"
+#include "data/batching/batcher_prefix.h"
+#include "data/batching/batcher_span.h"
+#include "data/tokenizers/tokenizer.h"
 
 using namespace lmzoo;
 

@@ -14,9 +14,9 @@
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
 #include "tests/smollm2_tokenizer.h"
-#include "train/checkpoint.h"
-#include "train/data_parallel.h"
-#include "train/distributed_env.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/distributed/data_parallel.h"
+#include "train/distributed/distributed_env.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

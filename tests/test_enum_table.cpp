@@ -1,11 +1,11 @@
-// Tests of the closed-set tables (data/enum_table.h): every enum's names are unique, round-trip through
+// Tests of the closed-set tables (base/enum_table.h): every enum's names are unique, round-trip through
 // parse_enum and JSON, keep the spellings that config files already hold, and a bad name lists the valid ones.
 #include "tests/catch_compat.h"
 
 #include <set>
 
-#include "data/hf_tokenizer/split_pattern.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/hf_json/split_pattern.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/config.h"
 #include "models/registry.h"
 #include "train/train_config.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "tests/model_fixtures.h"
-#include "train/evaluator.h"
+#include "train/eval/evaluator.h"
 
 using namespace lmzoo;
 

@@ -1,4 +1,4 @@
-// Tests of exact cutting (data/text_cut.h, data/spm_cuts.h, data/gpt2_cuts.h, for_each_chunk with a cutter):
+// Tests of exact cutting (data/tokenizers/text_cut.h, data/tokenizers/spm_cuts.h, data/tokenizers/gpt2_cuts.h, for_each_chunk with a cutter):
 // every cut a rule allows leaves the ids of the whole text, checked piece by piece on seeded strings, and
 // encode_long and prepare's token stream equal one encode() of the whole document (and sentencepiece's own
 // whole-text ids) on documents far longer than every cut size. Leaves out: the tokenizers' own ids.
@@ -7,15 +7,15 @@
 #include <filesystem>
 #include <random>
 
-#include "data/corpus.h"
-#include "data/gpt2_bpe.h"
-#include "data/gpt2_cuts.h"
-#include "data/sentencepiece_bridge.h"
-#include "data/shards.h"
-#include "data/spm_cuts.h"
-#include "data/spm_settings.h"
-#include "data/tokenizer.h"
-#include "data/unicode_text.h"
+#include "data/corpus/corpus.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/gpt2_bpe.h"
+#include "data/tokenizers/gpt2_cuts.h"
+#include "data/tokenizers/sentencepiece_bridge.h"
+#include "data/tokenizers/spm_cuts.h"
+#include "data/tokenizers/spm_settings.h"
+#include "data/tokenizers/tokenizer.h"
+#include "data/unicode/unicode_text.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/tokenizer_kinds_fixtures.h"

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <random>
 
-#include "data/labelled_text.h"
+#include "data/corpus/labelled_text.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
-#include "train/classifier_eval.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/eval/classifier_eval.h"
 #include "train/trainer.h"
 
 using namespace lmzoo;

@@ -14,7 +14,7 @@
 #include "models/generation.h"
 #include "models/memory_estimate.h"
 #include "tests/model_fixtures.h"
-#include "train/device_peak.h"
+#include "train/device/device_peak.h"
 
 using namespace lmzoo;
 using lmzoo::test::tiny_gpt_config;
@@ -428,7 +428,7 @@ TEST_CASE("generate: a t5 answer to a long input stays within the memory estimat
   greedy.temperature = 0.0;
   greedy.max_new_tokens = 3;
   generate_t5_tokens(model, input, greedy);
-  Workload w;  // as lmzoo generate asks (train/text_generation.cpp)
+  Workload w;  // as lmzoo generate asks (train/eval/text_generation.cpp)
   w.use = MemoryUse::kInference;
   w.length = 1;
   w.cached = greedy.max_new_tokens;

@@ -5,17 +5,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/catch_compat.h"
-#include "tests/cli_helpers.h"
-#include "tests/model_fixtures.h"
-#include "tests/test_gguf_models.h"
 #include "data/gguf/gguf_import_tokenizer.h"
 #include "data/gguf/gguf_reader.h"
 #include "data/gguf/gguf_tokenizer.h"
 #include "data/gguf/gguf_writer.h"
 #include "data/gguf/q8_0.h"
 #include "models/gguf_architecture.h"
-#include "train/gguf_interchange.h"
+#include "tests/catch_compat.h"
+#include "tests/cli_helpers.h"
+#include "tests/model_fixtures.h"
+#include "tests/test_gguf_models.h"
+#include "train/interchange/gguf_interchange.h"
 
 namespace fs = std::filesystem;
 using namespace lmzoo;

@@ -10,11 +10,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "models/generation.h"
+#include "models/gpt.h"
 #include "tests/catch_compat.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_gguf_models.h"
-#include "models/generation.h"
-#include "models/gpt.h"
 
 namespace fs = std::filesystem;
 using namespace lmzoo;

@@ -7,13 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/tokenizers/tokenizer.h"
+#include "models/hf_config.h"
+#include "models/registry.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/smollm2_tokenizer.h"
-#include "data/tokenizer.h"
-#include "models/hf_config.h"
-#include "models/registry.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/train_config.h"
 
 namespace lmzoo::test {

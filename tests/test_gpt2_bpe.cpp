@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "data/gpt2_bpe.h"
+#include "data/tokenizers/gpt2_bpe.h"
 #include "tests/tokenizer_kinds_fixtures.h"
 
 using namespace lmzoo;

@@ -6,10 +6,10 @@
 
 #include <torch/script.h>
 
-#include "data/gpt2_byte_level.h"
-#include "data/shards.h"
-#include "data/tokenizer.h"
-#include "data/unicode_text.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/gpt2_byte_level.h"
+#include "data/tokenizers/tokenizer.h"
+#include "data/unicode/unicode_text.h"
 #include "models/bert_presets.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
@@ -17,13 +17,13 @@
 #include "models/presets.h"
 #include "models/torchscript_export.h"
 #include "tests/catch_compat.h"
-#include "tests/hf_round_trip.h"
 #include "tests/cli_helpers.h"
 #include "tests/export_helpers.h"
 #include "tests/fixtures.h"
+#include "tests/hf_round_trip.h"
 #include "tests/model_fixtures.h"
 #include "tests/tokenizer_kinds_fixtures.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -8,19 +8,19 @@
 #include <numeric>
 #include <sstream>
 
-#include "tests/catch_compat.h"
-#include "tests/hf_round_trip.h"
-#include "tests/cli_helpers.h"
-#include "tests/export_helpers.h"
-#include "tests/fixtures.h"
 #include "data/safetensors.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/gpt.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
 #include "models/parameter_sizes.h"
 #include "models/presets.h"
-#include "train/checkpoint.h"
+#include "tests/catch_compat.h"
+#include "tests/cli_helpers.h"
+#include "tests/export_helpers.h"
+#include "tests/fixtures.h"
+#include "tests/hf_round_trip.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -4,17 +4,17 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "tests/catch_compat.h"
-#include "tests/cli_helpers.h"
-#include "tests/export_helpers.h"
-#include "tests/fixtures.h"
-#include "tests/tokenizer_kinds_fixtures.h"
-#include "tests/hf_round_trip.h"
 #include "data/safetensors.h"
 #include "models/hf_config.h"
 #include "models/hf_weights.h"
 #include "models/presets.h"
-#include "train/checkpoint.h"
+#include "tests/catch_compat.h"
+#include "tests/cli_helpers.h"
+#include "tests/export_helpers.h"
+#include "tests/fixtures.h"
+#include "tests/hf_round_trip.h"
+#include "tests/tokenizer_kinds_fixtures.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -3,15 +3,15 @@
 // (tests/hf_reference.py), greedy decoding against the reference's, and the presets' published sizes.
 #include <nlohmann/json.hpp>
 
-#include "tests/catch_compat.h"
-#include "tests/hf_round_trip.h"
-#include "tests/model_fixtures.h"
-#include "tests/smollm2_tokenizer.h"
 #include "models/generation.h"
 #include "models/hf_config.h"
 #include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "models/torchscript_export.h"
+#include "tests/catch_compat.h"
+#include "tests/hf_round_trip.h"
+#include "tests/model_fixtures.h"
+#include "tests/smollm2_tokenizer.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

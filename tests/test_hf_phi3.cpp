@@ -3,9 +3,9 @@
 // which splits qkv_proj / gate_up_proj itself), exported back as the Mistral it computes like.
 #include <nlohmann/json.hpp>
 
+#include "models/hf_config.h"
 #include "tests/catch_compat.h"
 #include "tests/hf_round_trip.h"
-#include "models/hf_config.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

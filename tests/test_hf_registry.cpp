@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/hf/family.h"
 #include "tests/catch_compat.h"
 #include "tests/hf_round_trip.h"
-#include "models/hf/family.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

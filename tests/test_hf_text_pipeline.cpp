@@ -1,4 +1,4 @@
-// Tests of data/hf_tokenizer's text pipeline (normalizers, pre-tokenizers, Oniguruma wrapper, split behaviours) on
+// Tests of data/tokenizers/hf_json's text pipeline (normalizers, pre-tokenizers, Oniguruma wrapper, split behaviours) on
 // outputs worked out by hand from the Rust tokenizers 0.22 rules, their error messages, and GPT-2's hand-written
 // pre-tokeniser against Oniguruma running the published pattern. Leaves out: models, decoders, added tokens.
 #include "tests/catch_compat.h"
@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "data/gpt2_byte_level.h"
-#include "data/hf_tokenizer/json_fields.h"
-#include "data/hf_tokenizer/onig_regex.h"
-#include "data/hf_tokenizer/split_pattern.h"
-#include "data/hf_tokenizer/text_pipeline.h"
-#include "data/unicode_props.h"
-#include "data/unicode_text.h"
+#include "data/tokenizers/gpt2_byte_level.h"
+#include "data/tokenizers/hf_json/json_fields.h"
+#include "data/tokenizers/hf_json/onig_regex.h"
+#include "data/tokenizers/hf_json/split_pattern.h"
+#include "data/tokenizers/hf_json/text_pipeline.h"
+#include "data/unicode/unicode_props.h"
+#include "data/unicode/unicode_text.h"
 
 using namespace lmzoo;
 using namespace lmzoo::hf;
@@ -250,7 +250,7 @@ TEST_CASE("hf onig regex: find_all and its empty matches", "[hf_json]") {
   CHECK(regex_escape("a.b*c-d#e~") == "a\\.b\\*c\\-d\\#e\\~");
 }
 
-// The hand-written matcher takes its classes from the Rust library's Oniguruma (Unicode 16.0, data/unicode_tables.h),
+// The hand-written matcher takes its classes from the Rust library's Oniguruma (Unicode 16.0, data/unicode/unicode_tables.h),
 // the system's Oniguruma from its own tables (Debian 12: libonig 6.9.8 has Unicode 14.0), so code points unassigned
 // in the system's version (\p{Cn}) are left out of the comparison.
 TEST_CASE("gpt2 hand-written pre-tokeniser equals Oniguruma on the published pattern", "[hf_json][gpt2bpe]") {

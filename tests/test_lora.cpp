@@ -10,19 +10,19 @@
 #include <set>
 
 #include "data/safetensors.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/activation_checkpointing.h"
 #include "models/kernels/low_precision_linear.h"
 #include "models/lora.h"
 #include "models/registry.h"
-#include "train/checkpoint.h"
-#include "train/lora_merge.h"
-#include "train/lora_setup.h"
-#include "train/task.h"
-#include "train/trainer.h"
 #include "tests/cli_checks.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/peft/lora_merge.h"
+#include "train/peft/lora_setup.h"
+#include "train/task.h"
+#include "train/trainer.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

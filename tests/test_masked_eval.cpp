@@ -5,10 +5,10 @@
 #include <cmath>
 #include <set>
 
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/fill_mask.h"
 #include "tests/model_fixtures.h"
-#include "train/masked_eval.h"
+#include "train/eval/masked_eval.h"
 
 using namespace lmzoo;
 

@@ -2,8 +2,8 @@
 // RMSNorm's equal the formula in plain ops.
 #include "tests/catch_compat.h"
 
-#include "models/layers/norm.h"
 #include "models/kernels/norm_kernel.h"
+#include "models/layers/norm.h"
 
 using namespace lmzoo;
 

@@ -10,9 +10,9 @@
 #include "tests/checkpoint_compare.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/distributed/optimizer_shards.h"
 #include "train/optimizer.h"
-#include "train/optimizer_shards.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

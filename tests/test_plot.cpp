@@ -10,7 +10,7 @@
 #include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
-#include "train/loss_curves.h"
+#include "train/metrics/loss_curves.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

@@ -2,10 +2,10 @@
 // examples) and SentencePiece's nmt_nfkc rules applied as the Rust library does, on a T5-style model trained here.
 #include "tests/catch_compat.h"
 
-#include "data/base64.h"
-#include "data/hf_tokenizer/precompiled_charsmap.h"
-#include "data/spm_settings.h"
-#include "data/unicode_props.h"
+#include "data/tokenizers/hf_json/base64.h"
+#include "data/tokenizers/hf_json/precompiled_charsmap.h"
+#include "data/tokenizers/spm_settings.h"
+#include "data/unicode/unicode_props.h"
 #include "tests/tokenizer_kinds_fixtures.h"
 
 using namespace lmzoo;

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <random>
 
-#include "data/corpus.h"
-#include "data/shards.h"
-#include "data/tokenizer.h"
+#include "data/corpus/corpus.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 

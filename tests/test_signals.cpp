@@ -20,7 +20,7 @@
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;

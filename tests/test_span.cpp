@@ -7,8 +7,8 @@
 #include <cmath>
 #include <random>
 
-#include "data/batcher_prefix.h"
-#include "data/batcher_span.h"
+#include "data/batching/batcher_prefix.h"
+#include "data/batching/batcher_span.h"
 #include "models/gpt.h"
 #include "models/t5.h"
 #include "tests/model_fixtures.h"

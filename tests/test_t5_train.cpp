@@ -7,12 +7,12 @@
 #include <set>
 #include <random>
 
-#include "data/pairs.h"
+#include "data/corpus/pairs.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/eval/seq2seq_eval.h"
 #include "train/objectives.h"
-#include "train/seq2seq_eval.h"
 #include "train/task.h"
 #include "train/trainer.h"
 

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 

@@ -1,4 +1,4 @@
-// Tests of tokenizer.json (data/hf_tokenizer/): each model, decoder, post-processor and the added tokens on small
+// Tests of tokenizer.json (data/tokenizers/hf_json/): each model, decoder, post-processor and the added tokens on small
 // hand-written files whose ids are worked out by hand from the Rust library's rules; the refusals (one line naming
 // the file and field); the writer's round trips; the CLI; GPT-2's <|endoftext|> matched in text, with the switch.
 #include "tests/catch_compat.h"
@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/gpt2_bpe.h"
-#include "data/hf_tokenizer/tokenizer_json.h"
-#include "data/hf_tokenizer/tokenizer_json_writer.h"
-#include "data/tokenizer.h"
-#include "data/unicode_text.h"
+#include "data/tokenizers/gpt2_bpe.h"
+#include "data/tokenizers/hf_json/tokenizer_json.h"
+#include "data/tokenizers/hf_json/tokenizer_json_writer.h"
+#include "data/tokenizers/tokenizer.h"
+#include "data/unicode/unicode_text.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/tokenizer_kinds_fixtures.h"

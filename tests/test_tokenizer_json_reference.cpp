@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/hf_tokenizer/tokenizer_json_writer.h"
-#include "data/spm_settings.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/hf_json/tokenizer_json_writer.h"
+#include "data/tokenizers/spm_settings.h"
+#include "data/tokenizers/tokenizer.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/hf_tokenizers_reference.h"

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <random>
 
-#include "data/batcher_mlm.h"
-#include "data/batcher_span.h"
-#include "data/sentencepiece_bridge.h"
+#include "data/batching/batcher_mlm.h"
+#include "data/batching/batcher_span.h"
+#include "data/tokenizers/sentencepiece_bridge.h"
 #include "tests/fixtures.h"
 #include "tests/tokenizer_kinds_fixtures.h"
 

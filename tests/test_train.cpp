@@ -7,7 +7,7 @@
 
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/trainer.h"

@@ -1,4 +1,4 @@
-// The training API a program uses without the CLI (train/run_training.h): step callbacks that see every step's
+// The training API a program uses without the CLI (train/run/run_training.h): step callbacks that see every step's
 // loss, an early stop a callback asks for (last/ saved, resumable), and a new run set up through the library that
 // writes the same checkpoint as lmzoo train with the same settings.
 #include "tests/catch_compat.h"
@@ -13,9 +13,9 @@
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 #include "tests/model_fixtures.h"
-#include "train/checkpoint.h"
-#include "train/resume_setup.h"
-#include "train/run_training.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/run/resume_setup.h"
+#include "train/run/run_training.h"
 
 // Exported by libopenblas, which LibTorch loads; weak so that other BLAS builds still link.
 extern "C" int openblas_get_num_threads() __attribute__((weak));

@@ -15,15 +15,16 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/cli_checks.h"
 #include "tests/checkpoint_compare.h"
+#include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/file_trees.h"
 #include "tests/fixtures.h"
 #include "tests/rank_launch.h"
-#include "train/checkpoint.h"
-#include "train/checkpoint_swap.h"
+#include "train/checkpoint/checkpoint.h"
+#include "train/checkpoint/checkpoint_swap.h"
 #include "train/schedule.h"
+#include "train/train_config.h"
 
 extern char** environ;
 
@@ -196,6 +197,14 @@ TEST_CASE("resume refuses flags that contradict the run and keeps the decay hori
     INFO(expected);
     CHECK(conflicting.err.find(expected) != std::string::npos);
   }
+  // What may change instead: every resumable setting by its flag (train/train_fields.h), and nothing else.
+  const std::string may_change = conflicting.err.substr(conflicting.err.find("on resume only"));
+#define LMZOO_CHECK_RESUMABLE_FLAG(type, name, default_value, flag, flag_kind, group, resumable, help) \
+  if (*flag) CHECK((may_change.find(std::string("--") + flag + ",") != std::string::npos) == resumable);
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_CHECK_RESUMABLE_FLAG)
+#undef LMZOO_CHECK_RESUMABLE_FLAG
+  CHECK(may_change.find("--lr, ") != std::string::npos);
+  CHECK(may_change.find("--batch-size") == std::string::npos);
   CHECK(read_checkpoint(run + "/last").state.step == 6);
 
   // The same values as the run's are no conflict; --steps extends the run.

@@ -12,8 +12,8 @@
 #include <random>
 #include <sstream>
 
-#include "data/unicode_props.h"
-#include "data/unicode_text.h"
+#include "data/unicode/unicode_props.h"
+#include "data/unicode/unicode_text.h"
 
 using namespace lmzoo;
 
@@ -130,7 +130,7 @@ TEST_CASE("unicode properties of hand-picked code points", "[unicode]") {
   CHECK(normalize("abc", NormalForm::NFKD) == "abc");
 }
 
-// Each decision follows the Unicode version of the Rust tokenizers library's own source for it (data/unicode_tables.h),
+// Each decision follows the Unicode version of the Rust tokenizers library's own source for it (data/unicode/unicode_tables.h),
 // whatever utf8proc's version is: code points assigned or changed since show which one.
 TEST_CASE("unicode properties follow the Rust library's tables", "[unicode]") {
   using namespace unicode;

@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/gpt2_byte_level.h"
-#include "data/hf_tokenizer/text_pipeline.h"
-#include "data/unicode_text.h"
-#include "data/wordpiece.h"
+#include "data/tokenizers/gpt2_byte_level.h"
+#include "data/tokenizers/hf_json/text_pipeline.h"
+#include "data/tokenizers/wordpiece.h"
+#include "data/unicode/unicode_text.h"
 #include "tests/cli_helpers.h"
 #include "tests/hf_tokenizers_reference.h"
 
@@ -277,7 +277,7 @@ TEST_CASE("reference: every code point through the pre-tokenizers and normalizer
   }
 }
 
-// lmzoo's WordPiece BasicTokenizer (data/wordpiece.h, for vocab.txt BERT models) and the tokenizer.json pipeline
+// lmzoo's WordPiece BasicTokenizer (data/tokenizers/wordpiece.h, for vocab.txt BERT models) and the tokenizer.json pipeline
 // (BertNormalizer + BertPreTokenizer, checked against the Rust library above) give the same words for "a" X "b" on
 // every code point X, cased and uncased.
 TEST_CASE("wordpiece basic tokenizer equals the tokenizer.json BERT pipeline on every code point",

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <random>
 
-#include "data/wordpiece.h"
+#include "data/tokenizers/wordpiece.h"
 
 using namespace lmzoo;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "data/sentencepiece_bridge.h"
+#include "data/tokenizers/sentencepiece_bridge.h"
 #include "tests/cli_helpers.h"
 #include "tests/fixtures.h"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "data/chat/chat_data.h"
-#include "data/epoch_order.h"
+#include "data/corpus/epoch_order.h"
 
 namespace lmzoo {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "data/data_shard.h"
-#include "data/tokenizer.h"
+#include "data/corpus/data_shard.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/config.h"
 #include "train/task.h"
 #include "train/train_config.h"

@@ -2,7 +2,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "data/batcher_causal.h"
+#include "data/batching/batcher_causal.h"
 #include "models/bert.h"
 #include "models/gpt.h"
 

@@ -8,18 +8,18 @@
 #include <random>
 #include <stdexcept>
 
-#include "data/batcher_causal.h"
-#include "data/batcher_mlm.h"
-#include "data/batcher_prefix.h"
-#include "data/batcher_span.h"
+#include "data/batching/batcher_causal.h"
+#include "data/batching/batcher_mlm.h"
+#include "data/batching/batcher_prefix.h"
+#include "data/batching/batcher_span.h"
 #include "data/chat/chat_data.h"
-#include "data/epoch_order.h"
-#include "data/labelled_text.h"
-#include "data/pairs.h"
-#include "data/shards.h"
-#include "data/tokenizer.h"
+#include "data/corpus/epoch_order.h"
+#include "data/corpus/labelled_text.h"
+#include "data/corpus/pairs.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/tokenizer.h"
 #include "train/chat_task.h"
-#include "train/device.h"
+#include "train/device/device.h"
 #include "train/objectives.h"
 
 namespace lmzoo {

@@ -8,8 +8,8 @@
 
 #include <torch/torch.h>
 
-#include "data/data_shard.h"
-#include "data/tokenizer.h"
+#include "data/corpus/data_shard.h"
+#include "data/tokenizers/tokenizer.h"
 #include "models/registry.h"
 #include "train/train_config.h"
 

@@ -3,6 +3,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "models/activation_checkpointing.h"
 #include "models/config.h"
@@ -92,6 +93,14 @@ Objective default_objective(Arch arch, bool pairs_data) {
   throw std::logic_error("arch outside its table");
 }
 
+namespace {
+
+// The fields classifier_defaults() sets.
+const std::vector<std::string> kClassifierDefaultFields = {"lr", "min_lr", "schedule", "warmup", "weight_decay",
+                                                           "beta2"};
+
+}  // namespace
+
 TrainConfig classifier_defaults() {
   TrainConfig t;
   t.lr = 5e-5;
@@ -101,6 +110,15 @@ TrainConfig classifier_defaults() {
   t.weight_decay = 0.01;
   t.beta2 = 0.999;
   return t;
+}
+
+TrainConfig with_classifier_defaults(const TrainConfig& t, const std::set<std::string>& given) {
+  nlohmann::json merged = t;
+  const nlohmann::json defaults = classifier_defaults();
+  for (const auto& field : kClassifierDefaultFields) {
+    if (!given.count(field)) merged[field] = defaults.at(field);
+  }
+  return train_config_from_json(merged);
 }
 
 TrainConfig bench_defaults(int64_t steps) {

@@ -2,6 +2,7 @@
 // once, in train_fields.h).
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,10 @@ Objective default_objective(Arch arch, bool pairs_data);
 // Fine-tuning a classifier starts from HF Trainer's defaults instead: lr 5e-5 decaying linearly to 0, no warmup,
 // weight decay 0.01, beta2 0.999; the other fields are TrainConfig's.
 TrainConfig classifier_defaults();
+
+// T with classifier_defaults() in every field it sets (lr, min_lr, schedule, warmup, weight_decay, beta2) that is not
+// named in GIVEN (TrainConfig field names): the settings of a classifier fine-tune that the user did not choose.
+TrainConfig with_classifier_defaults(const TrainConfig& t, const std::set<std::string>& given);
 
 // lmzoo bench's run: nanoGPT's CPU baby run (lr 1e-3 cosine to 1e-4 over STEPS, warmup 100, betas (0.9, 0.99),
 // weight decay 0.1, clip 1.0), one evaluation at the end.

@@ -1,7 +1,7 @@
 // The closed sets of a training run: objective, precision and learning-rate schedule, each with its one name
 // table. Leaves out: the model's sets (models/model_enums.h).
 #pragma once
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 
 namespace lmzoo {
 

@@ -1,6 +1,6 @@
 // TrainConfig's fields, each declared once: FIELD(type, name, default, flag, flag_kind, group, resumable, help).
 // The struct (train_config.h), its JSON (train_config.cpp), the settings a --resume may change (resume_setup.cpp)
-// and lmzoo train's training flags with their groups and help (tools/cmd_train.cpp) are generated from this list.
+// and lmzoo train's training flags with their groups and help (tools/cli/cmd_train.cpp) are generated from this list.
 // flag_kind: kValue (a value, default shown in --help, applied to every new run), kOptional (applied only when
 // given: --decay-steps, --tf32, --shard-optimizer), kSwitch (no value: present means true), kNone (no flag of its
 // own: the CLI sets the field from --objective, --data, --val-data, --init, --out). help: an expression, evaluated
@@ -77,7 +77,7 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
         "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \
         "(--shard-optimizer=false on --resume: stop sharding)")                                                      \
-  /* LoRA (train/lora_setup.h): with an --init checkpoint, its weights frozen and low-rank adapters trained on the   \
+  /* LoRA (train/peft/lora_setup.h): with an --init checkpoint, its weights frozen and low-rank adapters trained on the   \
      named projections; 0: no adapters. The run's checkpoints hold the adapters and point at the base. */             \
   FIELD(int64_t, lora_rank, 0, "lora-rank", kValue, "Fine-tuning and memory", false,                                  \
         "with --init: train rank-R adapters B*A on the frozen model (0: full fine-tune)")                              \

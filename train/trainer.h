@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "models/config.h"
-#include "train/checkpoint.h"
+#include "train/checkpoint/checkpoint.h"
 #include "train/train_callbacks.h"
 #include "train/train_config.h"
 

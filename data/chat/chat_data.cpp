@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/digest.h"
 #include "data/chat/chat_encoding.h"
 #include "data/chat/chat_settings.h"
 #include "data/chat/chat_template.h"
-#include "data/digest.h"
-#include "data/shards.h"
-#include "data/tokenizer.h"
-#include "data/tokenizer_files.h"
+#include "data/corpus/shards.h"
+#include "data/tokenizers/tokenizer.h"
+#include "data/tokenizers/tokenizer_files.h"
 
 namespace lmzoo {
 

@@ -10,7 +10,7 @@
 
 #include "data/chat/chat_template.h"
 #include "data/chat/conversation.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 
 namespace lmzoo {
 

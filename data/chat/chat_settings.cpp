@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/durable_io.h"
 #include "data/chat/chat_template.h"
-#include "data/durable_io.h"
-#include "data/tokenizer_files.h"
+#include "data/tokenizers/tokenizer_files.h"
 
 namespace lmzoo {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "data/utf8.h"
+#include "data/unicode/utf8.h"
 
 namespace lmzoo {
 

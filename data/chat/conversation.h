@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 
 namespace lmzoo {
 

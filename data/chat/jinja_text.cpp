@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "data/chat/jinja_value.h"
-#include "data/unicode_props.h"
-#include "data/unicode_text.h"
+#include "data/unicode/unicode_props.h"
+#include "data/unicode/unicode_text.h"
 
 namespace lmzoo::jinja {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "data/enum_table.h"
+#include "base/enum_table.h"
 
 namespace lmzoo {
 

@@ -4,7 +4,7 @@
 // tokenizer_config.json with add_bos_token and the chat template. Leaves out: llama.cpp's other tokenizer models.
 #pragma once
 #include "data/gguf/gguf_reader.h"
-#include "data/tokenizer_files.h"
+#include "data/tokenizers/tokenizer_files.h"
 
 namespace lmzoo {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "data/spm_settings.h"
+#include "data/tokenizers/spm_settings.h"
 
 namespace lmzoo {
 
@@ -77,6 +77,32 @@ void pad_tokens(std::vector<std::string>& tokens, std::vector<double>& types, st
   }
 }
 
+// The llama (SentencePiece BPE) tokenizer of the SentencePiece model PROTO: its pieces, scores and types.
+void add_spm_pieces(GgufWriter& writer, const std::string& proto, GgufTokenizerSummary& summary,
+                    std::vector<std::string>& tokens, std::vector<double>& types, std::vector<double>& scores,
+                    bool& add_bos) {
+  const SpmSettings s = read_spm_settings(proto);
+  using MT = SpmSettings::ModelType;
+  if (s.model_type == MT::kUnigram || s.model_type == MT::kWord) {
+    throw std::invalid_argument(std::string("a ") + (s.model_type == MT::kUnigram ? "unigram" : "word") +
+                                " SentencePiece model has no GGUF tokenizer llama.cpp cuts the same way "
+                                "(its llama tokenizer merges BPE pieces; train with --model-type bpe)");
+  }
+  if (s.has_charsmap || s.remove_extra_whitespaces || s.treat_whitespace_as_suffix || !s.escape_whitespaces) {
+    throw std::invalid_argument("a SentencePiece model with normalisation " +
+                                (s.normalizer_name.empty() ? std::string("rules") : s.normalizer_name) +
+                                " (or squeezed/suffixed whitespace) has no GGUF tokenizer: llama.cpp does not normalise");
+  }
+  for (const SpmPiece& p : read_spm_pieces(proto)) {
+    tokens.push_back(p.piece);
+    scores.push_back(p.score);
+    types.push_back(static_cast<double>(static_cast<int>(p.type)));
+  }
+  summary.model = "llama";
+  writer.add("tokenizer.ggml.add_space_prefix", GgufValue::boolean(s.add_dummy_prefix));
+  add_bos = s.add_dummy_prefix;  // Hugging Face's Llama SentencePiece models (lmzoo's own have no dummy prefix)
+}
+
 }  // namespace
 
 GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tokenizer, int64_t rows,
@@ -101,6 +127,11 @@ GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tok
       if (text == nullptr) throw std::invalid_argument("the tokenizer lacks tokenizer.json");
       const nlohmann::json j = parse_json(*text, "tokenizer.json");
       const nlohmann::json& model = j.at("model");
+      const std::string* spm_model = file_of(tokenizer, {"tokenizer.model", "spiece.model"});
+      if ((model.value("type", "") != "BPE" || model.value("byte_fallback", false)) && spm_model != nullptr) {
+        add_spm_pieces(writer, *spm_model, summary, tokens, types, scores, add_bos);  // the model it was made from
+        break;
+      }
       if (model.value("type", "") != "BPE" || model.value("byte_fallback", false)) {
         throw std::invalid_argument("a tokenizer.json " + model.value("type", std::string("?")) +
                                     " model that is not byte-level BPE has no GGUF form lmzoo writes");
@@ -129,29 +160,9 @@ GgufTokenizerSummary add_gguf_tokenizer(GgufWriter& writer, const Tokenizer& tok
       summary.model = "gpt2";
       break;
     }
-    case TokenizerKind::kSentencePiece: {
-      const SpmSettings s = read_spm_settings(tokenizer.serialized());
-      using MT = SpmSettings::ModelType;
-      if (s.model_type == MT::kUnigram || s.model_type == MT::kWord) {
-        throw std::invalid_argument(std::string("a ") + (s.model_type == MT::kUnigram ? "unigram" : "word") +
-                                    " SentencePiece model has no GGUF tokenizer llama.cpp cuts the same way "
-                                    "(its llama tokenizer merges BPE pieces; train with --model-type bpe)");
-      }
-      if (s.has_charsmap || s.remove_extra_whitespaces || s.treat_whitespace_as_suffix || !s.escape_whitespaces) {
-        throw std::invalid_argument("a SentencePiece model with normalisation " +
-                                    (s.normalizer_name.empty() ? std::string("rules") : s.normalizer_name) +
-                                    " (or squeezed/suffixed whitespace) has no GGUF tokenizer: llama.cpp does not normalise");
-      }
-      for (const SpmPiece& p : read_spm_pieces(tokenizer.serialized())) {
-        tokens.push_back(p.piece);
-        scores.push_back(p.score);
-        types.push_back(static_cast<double>(static_cast<int>(p.type)));
-      }
-      summary.model = "llama";
-      writer.add("tokenizer.ggml.add_space_prefix", GgufValue::boolean(s.add_dummy_prefix));
-      add_bos = s.add_dummy_prefix;  // Hugging Face's Llama SentencePiece models (lmzoo's own have no dummy prefix)
+    case TokenizerKind::kSentencePiece:
+      add_spm_pieces(writer, tokenizer.serialized(), summary, tokens, types, scores, add_bos);
       break;
-    }
     case TokenizerKind::kWordPiece:
       throw std::invalid_argument("a WordPiece tokenizer (BERT's) has no GGUF form for decoder models");
   }

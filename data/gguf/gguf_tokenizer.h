@@ -8,7 +8,7 @@
 #include <string>
 
 #include "data/gguf/gguf_writer.h"
-#include "data/tokenizer.h"
+#include "data/tokenizers/tokenizer.h"
 
 namespace lmzoo {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "data/durable_io.h"
+#include "base/durable_io.h"
 #include "data/gguf/q8_0.h"
 
 namespace lmzoo {

@@ -1,5 +1,5 @@
 // Writes a GGUF v3 file: header, metadata, tensor infos, then each tensor's bytes at a 32-byte aligned offset,
-// into a hidden sibling that is fsynced and renamed over the target (data/durable_io.h): a full disk or a crash
+// into a hidden sibling that is fsynced and renamed over the target (base/durable_io.h): a full disk or a crash
 // leaves the target as it was. Leaves out: what the keys and tensors mean (models/gguf_architecture.h).
 #pragma once
 #include <string>

@@ -6,8 +6,8 @@
 #include <torch/torch.h>
 
 #include "models/config.h"
-#include "models/lora.h"
 #include "models/layers/positions.h"
+#include "models/lora.h"
 
 namespace lmzoo {
 

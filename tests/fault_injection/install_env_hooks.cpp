@@ -9,7 +9,7 @@
 
 #include <c10/util/Exception.h>
 
-#include "train/fault_points.h"
+#include "train/checkpoint/fault_points.h"
 
 namespace {
 
