@@ -55,33 +55,33 @@ TEST_CASE("every family's config.json of transformers 4.48 and of 5.16 reads as 
     CHECK_FALSE(d4.lm_head_from_shared);
 
     // What lmzoo writes for the model reads back as it (no 4.x / 5.x disagreement in its own file).
-    const HfTokenIds ids{0, 1, 2};
-    const nlohmann::json written = hf_config_from_model(d4.config, hf_architecture_of(d4.config), ids);
+    const HfTokenIds ids = arch == "roberta" ? HfTokenIds{1, 0, 2} : HfTokenIds{0, 1, 2};  // RoBERTa's pad is 1
+    const nlohmann::json written = hf_config_from_model(d4.config, d4.architecture, ids);
     CHECK(nlohmann::json(model_config_from_hf(written).config) == nlohmann::json(d4.config));
   }
 }
 
 TEST_CASE("lmzoo's config.json says the rope and T5 settings in both versions' keys, in agreement", "[hf][hf_versions]") {
   const HfTokenIds ids{0, 1, 2};
-  for (const std::string& arch : {"llama", "qwen2", "mistral", "gpt-neox-seq"}) {
+  for (const std::string arch : {"llama", "qwen2", "mistral", "gpt-neox-seq"}) {
     INFO(arch);
     const HfModelDescription d = model_config_from_hf(saved_config("5.16", arch));
     const nlohmann::json w = hf_config_from_model(d.config, d.architecture, ids);
     REQUIRE(w.contains("rope_parameters"));
     const double theta = w["rope_parameters"]["rope_theta"].get<double>();
     CHECK(theta == d.config.rope_base);
-    const std::string legacy = arch == std::string("gpt-neox-seq") ? "rotary_emb_base" : "rope_theta";
+    const std::string legacy = arch == "gpt-neox-seq" ? "rotary_emb_base" : "rope_theta";
     REQUIRE(w.contains(legacy));  // what 4.48 reads
     CHECK(w[legacy].get<double>() == theta);
   }
-  for (const std::string& arch : {"t5-v1_0", "t5-v1_1"}) {
+  for (const std::string arch : {"t5-v1_0", "t5-v1_1"}) {
     INFO(arch);
     const HfModelDescription d = model_config_from_hf(saved_config("4.48", arch));
     const nlohmann::json w = hf_config_from_model(d.config, d.architecture, ids);
     REQUIRE(w.contains("scale_decoder_outputs"));
     // Scaled exactly when tied, which is how 4.x reads tie_word_embeddings too.
     CHECK(w["scale_decoder_outputs"].get<bool>() == w["tie_word_embeddings"].get<bool>());
-    CHECK(w["tie_word_embeddings"].get<bool>() == (arch == std::string("t5-v1_0")));
+    CHECK(w["tie_word_embeddings"].get<bool>() == (arch == "t5-v1_0"));
   }
 }
 

@@ -109,7 +109,7 @@ TEST_CASE("a folder with tokenizer.json and tokenizer.model is read as transform
   const Tokenizer bpe = Tokenizer::load(other / "tokenizer.model");
   write_text(dir / "tokenizer.json", *tokenizer_json_for(bpe));
   write_text(dir / "tokenizer.model", train_hf_spm(SpmStyle::kLlama));
-  const Tokenizer both = Tokenizer::load(dir.string());
+  const Tokenizer both = Tokenizer::load(dir.path.string());
   CHECK(both.kind() == TokenizerKind::kHfJson);
   CHECK(both.vocab_size() == bpe.vocab_size());
   const std::string text = "the cat sat on the mat, 1234 times  over";
@@ -124,11 +124,11 @@ TEST_CASE("a folder with tokenizer.json and tokenizer.model is read as transform
   write_text(pair / "tokenizer.json", *tokenizer_json_for(bpe));
   GgufWriter w;
   w.add("general.architecture", GgufValue::string("llama"));
-  const GgufTokenizerSummary summary = add_gguf_tokenizer(w, Tokenizer::load(pair.string()), bpe.vocab_size());
+  const GgufTokenizerSummary summary = add_gguf_tokenizer(w, Tokenizer::load(pair.path.string()), bpe.vocab_size());
   CHECK(summary.model == "llama");
   CHECK(summary.tokens == bpe.vocab_size());
   fs::remove(pair / "tokenizer.model");
   GgufWriter alone;
-  CHECK_THROWS_WITH(add_gguf_tokenizer(alone, Tokenizer::load(pair.string()), bpe.vocab_size()),
+  CHECK_THROWS_WITH(add_gguf_tokenizer(alone, Tokenizer::load(pair.path.string()), bpe.vocab_size()),
                     Catch::Contains("not byte-level BPE"));
 }

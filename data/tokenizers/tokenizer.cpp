@@ -19,6 +19,7 @@
 #include "base/digest.h"
 #include "base/durable_io.h"
 #include "data/corpus/corpus.h"
+#include "data/tokenizers/hf_json/base64.h"
 #include "data/tokenizers/sentencepiece_bridge.h"
 #include "data/tokenizers/tokenizer_backend.h"
 
@@ -177,6 +178,27 @@ LoadedBackend load_backend(TokenizerKind kind, const std::string& dir, const Tok
 
 constexpr const char* kBlobFormat = "lmzoo-tokenizer";
 
+// Whether NAME is a SentencePiece model file (protobuf bytes, not text).
+bool ends_with_model(const std::string& name) {
+  return name.size() >= 6 && name.compare(name.size() - 6, 6, ".model") == 0;
+}
+
+// The blob of a tokenizer of KIND made of FILES: JSON holding the text files as they are and the binary ones (a
+// SentencePiece model kept beside a tokenizer.json) in base64.
+std::string serialized_blob(TokenizerKind kind, const TokenizerFiles& files) {
+  nlohmann::json text = nlohmann::json::object(), binary = nlohmann::json::object();
+  for (const auto& [name, bytes] : files) {
+    if (ends_with_model(name)) {
+      binary[name] = base64_encode(bytes);
+    } else {
+      text[name] = bytes;
+    }
+  }
+  nlohmann::json blob = {{"format", kBlobFormat}, {"kind", enum_name(kind)}, {"files", text}};
+  if (!binary.empty()) blob["binary_files"] = binary;
+  return blob.dump();
+}
+
 }  // namespace
 
 Tokenizer::Tokenizer() = default;
@@ -244,7 +266,14 @@ Tokenizer Tokenizer::from_serialized(const std::string& blob) {
     throw std::runtime_error("invalid serialized tokenizer: not an lmzoo tokenizer blob");
   }
   const TokenizerKind kind = j.at("kind").get<TokenizerKind>();
-  const TokenizerFiles files = j.at("files").get<TokenizerFiles>();
+  TokenizerFiles files = j.at("files").get<TokenizerFiles>();
+  if (j.contains("binary_files")) {
+    for (const auto& [name, text] : j.at("binary_files").items()) {
+      const auto bytes = text.is_string() ? base64_decode(text.get<std::string>()) : std::nullopt;
+      if (!bytes) throw std::runtime_error("invalid serialized tokenizer: " + name + " is not base64");
+      files[name] = *bytes;
+    }
+  }
   const TempFilesDir dir(files);
   return from_files(kind, dir.path(), files);
 }
@@ -259,7 +288,7 @@ Tokenizer Tokenizer::from_files(TokenizerKind kind, const std::string& dir, Toke
   if (kind == TokenizerKind::kSentencePiece) {
     t.serialized_ = t.files_.begin()->second;
   } else {
-    t.serialized_ = nlohmann::json{{"format", kBlobFormat}, {"kind", enum_name(kind)}, {"files", t.files_}}.dump();
+    t.serialized_ = serialized_blob(kind, t.files_);
   }
   t.special_flags_.resize(size_t(t.vocab_size()));
   for (int id = 0; id < t.vocab_size(); ++id) {

@@ -88,6 +88,12 @@ const json* default_rope_object(const HfFields& f, const std::string& key) {
                         "{\"rope_type\": \"default\"})");
   };
   if (!value.is_object()) refuse();
+  for (const auto& [name, member] : value.items()) {  // transformers 5's per-layer-type form: {"full_attention": {...}}
+    if (member.is_object()) {
+      throw HfFormatError("config.json: " + key + " per layer type (" + name +
+                          ", ...) is not supported (lmzoo has one rope for every layer)");
+    }
+  }
   for (const char* type_key : {"rope_type", "type"}) {
     if (value.contains(type_key) && !value.at(type_key).is_null() && value.at(type_key) != "default") refuse();
   }
