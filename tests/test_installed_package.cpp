@@ -47,10 +47,10 @@ TEST_CASE("the installed package builds and runs the examples as an outside proj
   // (kernels, the tokenizer.json parts, the bridge's) are not.
   const fs::path include = fs::path(prefix) / "include" / "lmzoo";
   CHECK(fs::exists(include / "lmzoo.h"));
-  CHECK(fs::exists(include / "train" / "session.h"));
+  CHECK(fs::exists(include / "train" / "run" / "session.h"));
   CHECK_FALSE(fs::exists(include / "models" / "kernels"));
-  CHECK_FALSE(fs::exists(include / "data" / "hf_tokenizer"));
-  CHECK_FALSE(fs::exists(include / "data" / "sentencepiece_bridge.h"));
+  CHECK_FALSE(fs::exists(include / "data" / "tokenizers" / "hf_json"));
+  CHECK_FALSE(fs::exists(include / "data" / "tokenizers" / "sentencepiece_bridge.h"));
   const fs::path libdir = fs::path(prefix) / LMZOO_INSTALL_LIBDIR;
   CHECK(fs::exists(libdir / "liblmzoo_spm.so"));
   CHECK(fs::exists(libdir / "cmake" / "lmzoo" / "lmzoo-config.cmake"));
