@@ -120,8 +120,12 @@ torch::Tensor BertImpl::run_block(size_t i, const torch::Tensor& x, const torch:
                       block->parameters());
 }
 
+torch::Tensor BertImpl::mlm_transform(const torch::Tensor& hidden) {
+  return mlm_ln(apply_activation(mlm_dense(hidden), config_.activation));  // (B, T, C)
+}
+
 torch::Tensor BertImpl::mlm_logits(const torch::Tensor& hidden) {
-  auto x = mlm_ln(apply_activation(mlm_dense(hidden), config_.activation));  // (B, T, C)
+  auto x = mlm_transform(hidden);                                             // (B, T, C)
   auto logits = torch::matmul(x, decoder_weight().t()) + mlm_bias;            // (B, T, padded V)
   if (config_.padded_vocab() == config_.vocab_size) return logits;
   return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)

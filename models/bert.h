@@ -32,6 +32,8 @@ class BertImpl : public torch::nn::Module {
 
   // The two heads applied to hidden states (B, T, C): MLM logits (B, T, V) and pooled output (B, C).
   torch::Tensor mlm_logits(const torch::Tensor& hidden);
+  // The MLM head before its decoder: dense, activation, LayerNorm (B, T, C) -> (B, T, C).
+  torch::Tensor mlm_transform(const torch::Tensor& hidden);
   torch::Tensor pool(const torch::Tensor& hidden);
   // (padded V, C): the word embedding matrix when tied, else mlm_decoder's weight.
   torch::Tensor decoder_weight() const { return mlm_decoder ? mlm_decoder->weight : word_embeddings->weight; }

@@ -113,6 +113,14 @@ double logits_part(const ModelConfig& c, const Workload& w) {
   return double(c.padded_vocab()) * (w.use == MemoryUse::kTraining ? 3.0 : 2.0);
 }
 
+// The fused output layer and cross-entropy (training): a chunk's fp32 logits with their softmax and its copy in the
+// products' dtype (3 elements each), the weight's fp32 gradient, and the hidden states' gradient for every row.
+double fused_loss_part(const ModelConfig& c, double rows, int64_t chunk_rows) {
+  const double V = double(c.vocab_size), C = double(c.d_model);
+  const double chunk = std::min(rows, double(chunk_rows));
+  return 3.0 * chunk * V + V * C + rows * C;
+}
+
 // bert's MLM head before the logits: dense output, activation, norm in and out.
 double bert_head_part(const ModelConfig& c) { return c.arch == Arch::kBert ? 4.0 * double(c.d_model) : 0.0; }
 
@@ -174,7 +182,9 @@ TrainingActivations training_activations(const ModelConfig& c, const Workload& w
   const double rows = double(w.sequences), T = double(w.length);
   const int64_t every = w.plan.checkpoint_every;
   const KeptInputs k = kept_inputs(w.plan, w.fused_cpu_kernels);
-  const double logits = rows * T * (bert_head_part(c) + logits_part(c, w));
+  const double logits = w.plan.fused_loss_chunk_rows > 0
+                            ? rows * T * bert_head_part(c) + fused_loss_part(c, rows * T, w.plan.fused_loss_chunk_rows)
+                                          : rows * T * (bert_head_part(c) + logits_part(c, w));
   const double encoder_adapters = block_adapters(c, w.plan.lora, false).kept;
   TrainingActivations a;
   if (c.arch != Arch::kT5) {

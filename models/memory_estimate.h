@@ -75,6 +75,9 @@ struct TrainingPlan {
   int64_t base_element_bytes = 4;
   bool low_precision_base() const { return base_element_bytes < 4; }
   int64_t checkpoint_every = 0;        // 0: none; N: blocks 0, N, 2N, ... of each stack keep only their input
+  // The output layer and its cross-entropy fused in chunks of this many rows (0: not fused): no logits per token;
+  // one chunk's logits, the layer's weight gradient and the hidden states' gradient instead.
+  int64_t fused_loss_chunk_rows = 0;
 };
 
 enum class MemoryUse { kTraining, kInference };

@@ -200,9 +200,13 @@ torch::Tensor T5Impl::decoder_hidden_states(const torch::Tensor& decoder_input_i
   return decoder(x, torch::Tensor(), memory, memory_blocked(attention_mask, memory.size(0), memory.size(1)), cache);
 }
 
-torch::Tensor T5Impl::lm_logits(const torch::Tensor& hidden) {
+torch::Tensor T5Impl::lm_head_input(const torch::Tensor& hidden) const {
   // Tied: rescale so the N(0, 1) embedding matrix gives logits of unit scale (Mesh TensorFlow).
-  auto x = lm_head ? hidden : hidden * std::pow(double(config_.d_model), -0.5);  // (B, T, C)
+  return lm_head ? hidden : hidden * std::pow(double(config_.d_model), -0.5);  // (B, T, C)
+}
+
+torch::Tensor T5Impl::lm_logits(const torch::Tensor& hidden) {
+  auto x = lm_head_input(hidden);                                                  // (B, T, C)
   auto logits = torch::matmul(x, lm_head_weight().t());                           // (B, T, padded V)
   if (config_.padded_vocab() == config_.vocab_size) return logits;
   return logits.narrow(-1, 0, config_.vocab_size).contiguous();  // (B, T, V)

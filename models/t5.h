@@ -91,6 +91,8 @@ class T5Impl : public torch::nn::Module {
                                       T5Cache* cache = nullptr);
   // LM head on decoder hidden states: (B, T, C) -> (B, T, V); tied: hidden * d_model^-0.5 first.
   torch::Tensor lm_logits(const torch::Tensor& hidden);
+  // What the LM head multiplies: hidden (B, T, C) as is, or tied: times d_model^-0.5.
+  torch::Tensor lm_head_input(const torch::Tensor& hidden) const;
   torch::Tensor lm_head_weight() const { return lm_head ? lm_head->weight : shared->weight; }
 
   const ModelConfig& config() const { return config_; }

@@ -357,10 +357,14 @@ TEST_CASE("mlm: the trainer's loss (head on selected positions only) equals the 
   model->eval();
   const double full = mlm_loss(model->forward(b.input_ids, b.attention_mask, b.token_type_ids), b.labels).item<double>();
   const double picked =
-      masked_lm_loss(model, b.input_ids, b.attention_mask, b.token_type_ids, b.labels).item<double>();
+      masked_lm_loss(model, {b.input_ids, b.attention_mask, b.token_type_ids, b.labels}).item<double>();
   CHECK(picked == Approx(full).epsilon(1e-5));
+  // The positions handed in (as the trainer's batches carry them) pick the same rows.
+  const auto positions = torch::nonzero(b.labels.reshape({-1}) >= 0).squeeze(1);
+  CHECK(masked_lm_loss(model, {b.input_ids, b.attention_mask, b.token_type_ids, b.labels, positions}).item<double>() ==
+        picked);
   auto none = torch::full_like(b.labels, -1);
-  auto zero = masked_lm_loss(model, b.input_ids, b.attention_mask, b.token_type_ids, none);
+  auto zero = masked_lm_loss(model, {b.input_ids, b.attention_mask, b.token_type_ids, none});
   CHECK(zero.item<double>() == 0.0);
   CHECK(zero.requires_grad());
 }

@@ -307,7 +307,7 @@ TEST_CASE("running out of memory mid-run ends in one line naming the estimate an
   CHECK(r.out.empty());
   const std::string last_line = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
   CHECK(last_line.rfind("lmzoo train: error: out of memory on cpu: this run needs about " + format_bytes(predicted), 0) == 0);
-  for (const char* lever : {"--activation-checkpointing blocks", "--batch-size", "--grad-accum", "--lora-rank"}) {
+  for (const char* lever : {"--activation-checkpointing blocks", "--fused-loss", "--batch-size", "--grad-accum", "--lora-rank"}) {
     CHECK(last_line.find(lever) != std::string::npos);
   }
   CHECK(r.err.find("error:") == r.err.rfind("error:"));  // one error line, no backtrace

@@ -525,10 +525,11 @@ def fmt(v, f):
     return "-" if v is None else f.format(v)
 
 print(f"{'program':44} {'runs':>4} {'ms/iter':>9} {'tokens/s':>11} {'MFU':>7} {'peak GiB':>9}")
-table = [("gpt2: lmzoo bench (bf16)", "gpt2_lmzoo"), ("gpt2: gpu_reference.py eager", "gpt2_eager"),
-         ("gpt2: gpu_reference.py --compile", "gpt2_compiled"), ("bert-base: lmzoo bench", "bert_lmzoo"),
+table = [("gpt2: lmzoo bench (bf16)", "gpt2_lmzoo"), ("gpt2: lmzoo bench --fused-loss", "gpt2_lmzoo_fused"),
+         ("gpt2: gpu_reference.py eager", "gpt2_eager"), ("gpt2: gpu_reference.py --compile", "gpt2_compiled"),
+         ("bert-base: lmzoo bench", "bert_lmzoo"), ("bert-base: lmzoo bench --fused-loss", "bert_lmzoo_fused"),
          ("bert-base: transformers eager", "bert_hf"), ("t5-small: lmzoo bench", "t5_lmzoo"),
-         ("t5-small: transformers eager", "t5_hf")]
+         ("t5-small: lmzoo bench --fused-loss", "t5_lmzoo_fused"), ("t5-small: transformers eager", "t5_hf")]
 for label, name in table:
     rs = rows(name)
     if not rs:
@@ -538,18 +539,21 @@ for label, name in table:
     print(f"{label:44} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
           f"{fmt(mfu and 100 * mfu, '{:.1f}%'):>7} {fmt(mem and mem / 2**30, '{:.2f}'):>9}")
 print()
-lm = rows("gpt2_lmzoo")
-for ref in ("eager", "compiled"):
-    rs = rows("gpt2_" + ref)
-    if lm and rs:
-        ratio = med(lm, "ms_per_iter_median") / med(rs, "ms_per_iter_median")
-        per_round = sorted(a["ms_per_iter_median"] / b["ms_per_iter_median"] for a, b in zip(lm, rs))
-        print(f"gpt2 ms/iter ratio lmzoo/{ref}: {ratio:.3f} (below 1: lmzoo faster); "
-              f"per-round median {statistics.median(per_round):.3f}, range {per_round[0]:.3f}-{per_round[-1]:.3f}")
+for mine, label in (("gpt2_lmzoo", "lmzoo"), ("gpt2_lmzoo_fused", "lmzoo --fused-loss")):
+    lm = rows(mine)
+    for ref in ("eager", "compiled"):
+        rs = rows("gpt2_" + ref)
+        if lm and rs:
+            ratio = med(lm, "ms_per_iter_median") / med(rs, "ms_per_iter_median")
+            per_round = sorted(a["ms_per_iter_median"] / b["ms_per_iter_median"] for a, b in zip(lm, rs))
+            print(f"gpt2 ms/iter ratio {label}/{ref}: {ratio:.3f} (below 1: lmzoo faster); "
+                  f"per-round median {statistics.median(per_round):.3f}, range {per_round[0]:.3f}-{per_round[-1]:.3f}")
 for fam in ("bert", "t5"):
-    a, b = rows(fam + "_lmzoo"), rows(fam + "_hf")
-    if a and b:
-        print(f"{fam} ms/iter ratio lmzoo/transformers: {med(a, 'ms_per_iter_median') / med(b, 'ms_per_iter_median'):.3f}")
+    for mine, label in ((fam + "_lmzoo", "lmzoo"), (fam + "_lmzoo_fused", "lmzoo --fused-loss")):
+        a, b = rows(mine), rows(fam + "_hf")
+        if a and b:
+            print(f"{fam} ms/iter ratio {label}/transformers: "
+                  f"{med(a, 'ms_per_iter_median') / med(b, 'ms_per_iter_median'):.3f}")
 PY
 }
 
@@ -588,6 +592,8 @@ speed() {
     note "round $r"
     bench_into "speed gpt2 lmzoo r$r" "$dir/gpt2_lmzoo.jsonl" "$LMZOO" bench "${gpt[@]}" --data "$data" \
       --device "$DEVICE" --precision bf16 "${steps[@]}" --json
+    bench_into "speed gpt2 lmzoo --fused-loss r$r" "$dir/gpt2_lmzoo_fused.jsonl" "$LMZOO" bench "${gpt[@]}" \
+      --data "$data" --device "$DEVICE" --precision bf16 --fused-loss "${steps[@]}" --json
     [ "$have_torch" = 1 ] || continue
     bench_into "speed gpt2 eager r$r" "$dir/gpt2_eager.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" --data "$data" \
       "${reference[@]}" "${iters[@]}" --json
@@ -597,15 +603,36 @@ speed() {
   done
   bench_into "speed bert-base lmzoo" "$dir/bert_lmzoo.jsonl" "$LMZOO" bench "${bert[@]}" --data "$data" \
     --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
+  bench_into "speed bert-base lmzoo --fused-loss" "$dir/bert_lmzoo_fused.jsonl" "$LMZOO" bench "${bert[@]}" \
+    --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" --fused-loss "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed bert-base transformers" "$dir/bert_hf.jsonl" \
     hf_reference bert "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
   bench_into "speed t5-small lmzoo" "$dir/t5_lmzoo.jsonl" "$LMZOO" bench "${t5[@]}" --data "$data" \
     --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
+  bench_into "speed t5-small lmzoo --fused-loss" "$dir/t5_lmzoo_fused.jsonl" "$LMZOO" bench "${t5[@]}" \
+    --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" --fused-loss "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed t5-small transformers" "$dir/t5_hf.jsonl" \
     hf_reference t5 "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
 
   header "speed: medians over rounds ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1))"
   speed_table "$dir"
+  profile_step "$dir" "$data" "${gpt[@]}"
+}
+
+# Where gpt2's step goes: lmzoo bench --profile's kernels per step, host waits and top kernels (its Chrome trace in
+# DIR). Arguments: DIR DATA then bench's model flags.
+profile_step() {
+  local dir="$1" data="$2" log="$LOGS/speed_profile"
+  shift 2
+  header "speed: where the gpt2 step goes (lmzoo bench --profile, 6 steps)"
+  if "$LMZOO" bench "$@" --data "$data" --device "$DEVICE" --precision bf16 --steps 12 --skip 6 \
+    --profile "$dir/gpt2_profile.json" >"$log.out" 2>"$log.err" </dev/null; then
+    sed -n '/^profile of/,/^Chrome trace/p' "$log.out"
+    pass "speed profile"
+  else
+    fail "speed profile" "see $log.err"
+    tail -n 3 "$log.err" | sed 's/^/        /'
+  fi
 }
 
 # ---------------------------------------------------------------------------------- main

@@ -31,8 +31,8 @@ TrainBatch TrainBatch::to(const torch::Device& device) const {
     if (!t.defined() || t.device() == device) return t;
     return to_cuda && t.device().is_cpu() ? t.pin_memory().to(device, /*non_blocking=*/true) : t.to(device);
   };
-  return {move(input_ids),      move(labels),           move(attention_mask), move(token_type_ids),
-          move(decoder_input_ids), move(prefix_len), move(segment_ids)};
+  return {move(input_ids),         move(labels),     move(attention_mask), move(token_type_ids),
+          move(decoder_input_ids), move(prefix_len), move(segment_ids),    move(scored_positions)};
 }
 
 namespace {
@@ -140,7 +140,11 @@ class MlmTask : public TrainingTask {
   int64_t tokens_per_batch() const override { return tokens_; }
 
  private:
-  static TrainBatch from_mlm(const MlmBatch& b) { return {b.input_ids, b.labels, b.attention_mask, b.token_type_ids}; }
+  static TrainBatch from_mlm(const MlmBatch& b) {
+    TrainBatch t{b.input_ids, b.labels, b.attention_mask, b.token_type_ids};
+    t.scored_positions = torch::nonzero(b.labels.reshape({-1}) >= 0).squeeze(1);  // (N) of the (B*T) positions
+    return t;
+  }
   TokenStream train_, val_;
   std::unique_ptr<MlmBatcher> train_batcher_, val_batcher_;
   int64_t val_batches_ = 0, tokens_ = 0;
@@ -407,18 +411,31 @@ std::unique_ptr<TrainingTask> make_random_token_task(const ModelConfig& model, c
 
 int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum().item<int64_t>(); }
 
-torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch) {
+torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch, LossHead head) {
   return model.visit(Overloaded{
       [&](GPT gpt) {
+        if (head == LossHead::kFused) {
+          return fused_next_token_loss(gpt->hidden_states(batch.input_ids, nullptr, batch.prefix_len, batch.segment_ids),
+                                       gpt->lm_head_weight(), torch::Tensor(), gpt->config().vocab_size, batch.labels);
+        }
         return next_token_loss(gpt->forward(batch.input_ids, nullptr, batch.prefix_len, batch.segment_ids),
                                batch.labels);
       },
       [&](T5 t5) {
+        if (head == LossHead::kFused) {
+          const auto hidden = t5->decoder_hidden_states(batch.decoder_input_ids,
+                                                        t5->encode(batch.input_ids, batch.attention_mask),
+                                                        batch.attention_mask);  // (B, T, C)
+          return fused_next_token_loss(t5->lm_head_input(hidden), t5->lm_head_weight(), torch::Tensor(),
+                                       t5->config().vocab_size, batch.labels);
+        }
         return next_token_loss(t5->forward(batch.input_ids, batch.attention_mask, batch.decoder_input_ids),
                                batch.labels);
       },
       [&](Bert bert) {
-        return masked_lm_loss(bert, batch.input_ids, batch.attention_mask, batch.token_type_ids, batch.labels);
+        return masked_lm_loss(bert, {batch.input_ids, batch.attention_mask, batch.token_type_ids, batch.labels,
+                                     batch.scored_positions},
+                              head);
       },
       [&](BertClassifier classifier) {
         return classification_loss(classifier->forward(batch.input_ids, batch.attention_mask, batch.token_type_ids),

@@ -11,6 +11,7 @@
 #include "data/corpus/data_shard.h"
 #include "data/tokenizers/tokenizer.h"
 #include "models/registry.h"
+#include "train/objectives.h"
 #include "train/train_config.h"
 
 namespace lmzoo {
@@ -25,6 +26,8 @@ struct TrainBatch {
                                     // input_ids / attention_mask are the encoder's (B, S) and labels (B, T)
   torch::Tensor prefix_len;         // (B,) int64 (gpt prefix-LM): positions < prefix_len attend bidirectionally
   torch::Tensor segment_ids;        // (B, T) int64 (gpt packed chat rows): attention and positions per segment
+  torch::Tensor scored_positions;   // (N) int64 (bert MLM): flat indices b * T + t of the labels >= 0, found on
+                                    // the CPU with the batch, so a CUDA step never waits to learn their count
   TrainBatch to(const torch::Device& device) const;
 };
 
@@ -63,8 +66,9 @@ int64_t scored_targets(const TrainBatch& batch);
 
 // Mean loss of a batch: next-token cross-entropy over the scored positions (gpt; with prefix_len the
 // prefix-LM mask), masked-token cross-entropy over the selected positions (bert), class cross-entropy
-// (bert-classifier), or target cross-entropy over the non-pad labels (t5).
-torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch);
+// (bert-classifier), or target cross-entropy over the non-pad labels (t5). HEAD kFused: the output layer and the
+// cross-entropy in row chunks, no logits tensor kept (gpt, t5, bert's MLM; the classifier's head is small).
+torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch, LossHead head = LossHead::kLogits);
 
 // Mean task_loss over the validation sample, weighted by rows, in eval mode and without gradients.
 double validation_loss(AnyModel& model, const TrainingTask& task, const torch::Device& device,

@@ -26,11 +26,14 @@ struct ValidationReport {
   bool best = false;
 };
 
-// Both optional. With ranks, every rank calls them with the same values and the run stops when any rank asks.
+// All optional. With ranks, every rank calls them with the same values and the run stops when any rank asks.
 // on_step reads the loss from the device every step (on CUDA a wait for the GPU at every step).
 struct TrainCallbacks {
   std::function<RunControl(const StepReport&)> on_step;
   std::function<RunControl(const ValidationReport&)> on_eval;
+  // Right after each optimizer step is queued, before anything of it is read back (no wait for a GPU): the step
+  // reached. Where a profiler starts and stops.
+  std::function<void(int64_t step)> after_step;
 };
 
 }  // namespace lmzoo

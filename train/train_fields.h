@@ -94,5 +94,9 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   /* "none", "blocks" or "every-N" (models/activation_checkpointing.h parses it). */                                  \
   FIELD(std::string, activation_checkpointing, "none", "activation-checkpointing", kValue, "Fine-tuning and memory",  \
         true, "recompute blocks' activations in the backward instead of keeping them: none|blocks|every-N")          \
+  /* The output layer and its cross-entropy in row chunks (models/kernels/fused_head_loss.h). */                     \
+  FIELD(bool, fused_loss, false, "fused-loss", kOptional, "Fine-tuning and memory", true,                            \
+        "output layer and cross-entropy together in row chunks: no tokens x vocabulary logits kept, the same loss "   \
+        "within rounding (gpt, t5, bert MLM; --fused-loss=false on --resume: stop)")                                  \
   /* A LoRA run: the digest of its base's weights (init_checkpoint's model.pt), checked whenever they load. */        \
   FIELD(std::string, lora_base_digest, "", "", kNone, "", false, "")

@@ -303,6 +303,7 @@ TrainResult TrainingRun::run_steps() {
   while (state_.step < cfg_.steps) {
     fault_point("step", state_.step);  // where the suite's fault-injection build kills a rank
     const StepOutcome step = train_step();
+    if (request_.callbacks.after_step) request_.callbacks.after_step(state_.step);
     // Reading from the device waits for it: only at log, eval and stop steps, or every step for a step callback
     // (on a CPU, every step).
     const bool log_step = state_.step % cfg_.log_interval == 0 || state_.step == cfg_.steps;
@@ -354,7 +355,8 @@ StepOutcome TrainingRun::train_step() {
     torch::Tensor loss;
     {
       AutocastScope autocast(cfg_.precision, device_);
-      loss = task_loss(model_, batch) * (per_target * double(micro_targets[size_t(micro)]));
+      loss = task_loss(model_, batch, cfg_.fused_loss ? LossHead::kFused : LossHead::kLogits) *
+             (per_target * double(micro_targets[size_t(micro)]));
     }
     (scaler_.enabled() ? loss * scaler_.scale() : loss).backward();
     out.loss_sum = micro == 0 ? loss.detach() : out.loss_sum + loss.detach();  // stays on the device

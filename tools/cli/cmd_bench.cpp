@@ -11,8 +11,6 @@
 #include <fstream>
 #include <iostream>
 
-#include <torch/csrc/autograd/profiler_legacy.h>
-
 #include "base/interrupt.h"
 #include "data/tokenizers/tokenizer.h"
 #include "models/presets.h"
@@ -22,6 +20,7 @@
 #include "train/device/device.h"
 #include "train/device/device_peak.h"
 #include "train/device/training_memory.h"
+#include "train/metrics/op_profile.h"
 #include "train/run/run_device.h"
 #include "train/trainer.h"
 
@@ -58,7 +57,8 @@ cxxopts::Options bench_options() {
        cxxopts::value<bool>()->implicit_value("true"))
       ("device", "auto|cpu|cuda[:N]", cxxopts::value<std::string>()->default_value("cpu"))
       ("threads", "intra-op CPU threads", cxxopts::value<int>())
-      ("profile", "write a Chrome trace of every ATen op in the run (autograd profiler) to this file",
+      ("profile", "profile the timed steps: print the kernels (CUDA; the CPU: the ATen ops) per step, the top ones "
+                  "by time and the host synchronisations, and write their Chrome trace to this file",
        cxxopts::value<std::string>())
       ("dry-run", "print the predicted peak memory of this run by part and exit without running it")
       ("json", "print only the JSON result line");
@@ -121,37 +121,59 @@ TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
 
 struct BenchRun {
   TrainResult result;
-  double peak_before = 0;  // GEMM FLOP/s measured before the run
+  double peak_before = 0;     // GEMM FLOP/s measured before the run
+  ProfileSummary profile;     // with --profile: the profiled steps
 };
 
-// Runs the training, recording every op into a Chrome trace at PROFILE_PATH when it is not empty. The trace
-// file is opened before the run (a bad path fails now, not after it) and removed if the run fails.
-BenchRun run_profiled(const TrainRequest& request, const torch::Device& device, const std::string& profile_path) {
-  std::ofstream profile_out;
+// Runs the training. With a PROFILE_PATH, steps SKIP+1 (at least 2) to the last are profiled (every ATen op, and on
+// CUDA every kernel where LibTorch records them), their Chrome trace written there and their summary kept. The
+// trace file is opened before the run (a bad path fails now, not after it) and removed if the run fails.
+BenchRun run_profiled(TrainRequest request, const torch::Device& device, const std::string& profile_path,
+                      int64_t skip) {
+  std::unique_ptr<OpProfile> profile;
+  std::vector<ProfileEvent> events;
+  const int64_t first = std::max<int64_t>(skip, 1), last = request.train.steps;
   if (!profile_path.empty()) {
     std::error_code ec;
     if (std::filesystem::is_directory(profile_path, ec)) throw std::runtime_error("--profile " + profile_path + " is a directory");
-    profile_out.open(profile_path, std::ios::binary);
-    if (!profile_out) throw std::runtime_error("cannot write the profile " + profile_path + ": " + std::strerror(errno));
+    std::ofstream probe(profile_path, std::ios::binary | std::ios::app);
+    if (!probe) throw std::runtime_error("cannot write the profile " + profile_path + ": " + std::strerror(errno));
+    request.callbacks.after_step = [&](int64_t step) {
+      if (step == first) profile = std::make_unique<OpProfile>(device);
+      if (step == last && profile) events = profile->stop();
+    };
   }
   BenchRun run;
   try {
     run.peak_before = measure_peak_flops(device, request.train.precision);
-    std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
-    if (!profile_path.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(profile_out);
     run.result = train_model(request, device);
-  } catch (...) {
-    if (!profile_path.empty()) {
-      profile_out.close();
+    if (!profile_path.empty() && run.result.interrupted) {
       std::filesystem::remove(profile_path);
+    } else if (!profile_path.empty()) {
+      run.profile = summarize_profile(events, last - first, /*top=*/15);
+      write_chrome_trace(events, profile_path);
     }
+  } catch (...) {
+    profile.reset();
+    if (!profile_path.empty()) std::filesystem::remove(profile_path);
     throw;
   }
-  if (!profile_path.empty()) {
-    profile_out.close();
-    if (!profile_out) throw std::runtime_error("error writing the profile " + profile_path);
-  }
   return run;
+}
+
+// The profile's summary in the JSON line: per step, and the top rows.
+nlohmann::json profile_json(const ProfileSummary& p) {
+  const double steps = double(p.steps);
+  nlohmann::json top = nlohmann::json::array();
+  for (const ProfileRow& row : p.top) {
+    top.push_back({{"name", row.name}, {"calls_per_step", double(row.calls) / steps}, {"ms_per_step", row.total_us / steps / 1e3}});
+  }
+  return {{"steps", p.steps},
+          {"rows", p.kernels ? "cuda kernels" : "aten ops"},
+          {"launches_per_step", double(p.launches) / steps},
+          {"busy_ms_per_step", p.busy_us / steps / 1e3},
+          {"host_synchronizations", p.host_synchronizations},
+          {"top", top}};
 }
 
 // What bench reports of a run, --skip first steps left out.
@@ -284,11 +306,19 @@ int run_bench(int argc, char** argv) {
   configure_device_math(device, t.tf32);
   const std::string profile_path = r.count("profile") ? r["profile"].as<std::string>() : "";
   if (device.is_cpu()) count_cpu_tensor_bytes();  // peak_memory_bytes: the tensors' own peak, beside the RSS
-  const BenchRun run = run_profiled(request, device, profile_path);
+  const BenchRun run = run_profiled(request, device, profile_path, skip);
   if (run.result.interrupted) throw Interrupted("interrupted while benchmarking");
   const BenchFigures figures = measure(run, request, device, skip);
-  const nlohmann::json out = bench_json(r, request, device, run.result, figures, host_memory);
-  if (!r.count("json")) print_summary(r, t, device, figures);
+  nlohmann::json out = bench_json(r, request, device, run.result, figures, host_memory);
+  if (!profile_path.empty()) out["profile"] = profile_json(run.profile);
+  if (!r.count("json")) {
+    print_summary(r, t, device, figures);
+    if (!profile_path.empty()) {
+      for (const std::string& line : profile_report_lines(run.profile)) std::cout << line << "\n";
+      if (device.is_cuda()) std::cout << "(bench itself waits for the GPU once per step: cudaDeviceSynchronize)\n";
+      std::cout << "Chrome trace: " << profile_path << "\n";
+    }
+  }
   std::cout << out.dump() << std::endl;
   return 0;
 }

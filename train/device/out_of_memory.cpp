@@ -25,6 +25,7 @@ std::string out_of_memory_message(const ModelConfig& model, const TrainConfig& c
   }
   std::vector<std::string> levers;
   if (cfg.activation_checkpointing == "none") levers.push_back("--activation-checkpointing blocks");
+  if (!cfg.fused_loss && cfg.objective != Objective::kClassify) levers.push_back("--fused-loss (no logits tensor)");
   levers.push_back("a smaller --batch-size (--grad-accum keeps the batch per step)");
   if (cfg.lora_rank == 0) levers.push_back("LoRA (--lora-rank 8 on a frozen base)");
   message += "; lower it with ";

@@ -7,6 +7,7 @@
 
 #include "models/activation_checkpointing.h"
 #include "models/kernels/cpu_features.h"
+#include "models/kernels/fused_head_loss.h"
 #include "train/peft/lora_setup.h"
 
 namespace lmzoo {
@@ -28,6 +29,7 @@ MemoryEstimate estimate_training_run(const ModelConfig& model, const TrainConfig
   Workload w = training_workload(model, cfg.batch_size);
   w.fused_cpu_kernels = device.is_cpu() && kernels::avx2_enabled();
   w.plan = training_plan(cfg);
+  if (cfg.fused_loss) w.plan.fused_loss_chunk_rows = fused_head_loss_chunk_rows(model.vocab_size, device.is_cuda());
   const MemoryEstimate e = estimate_memory(model, w);
   return device.is_cpu() ? with_host_runtime(e) : e;
 }
