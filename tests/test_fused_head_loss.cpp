@@ -143,7 +143,7 @@ std::vector<double> step_losses(const ModelConfig& model, bool fused, int64_t st
 
 }  // namespace
 
-TEST_CASE("--fused-loss trains a gpt as the logits path does (losses within rounding, step by step)",
+TEST_CASE("the fused loss trains a gpt as the logits path does (losses within rounding, step by step)",
           "[fused_loss][train]") {
   ModelConfig model = tiny_gpt_config(/*vocab_size=*/97);
   model.vocab_multiple = 8;  // padded rows: the fused head scores only the first 97
