@@ -409,7 +409,10 @@ std::unique_ptr<TrainingTask> make_random_token_task(const ModelConfig& model, c
   return std::make_unique<RandomTokenTask>(model, config, shard);
 }
 
-int64_t scored_targets(const TrainBatch& batch) { return (batch.labels >= 0).sum().item<int64_t>(); }
+int64_t scored_targets(const TrainBatch& batch) {
+  if (batch.scored_positions.defined()) return batch.scored_positions.size(0);  // found with the batch already
+  return (batch.labels >= 0).sum().item<int64_t>();
+}
 
 torch::Tensor task_loss(AnyModel& model, const TrainBatch& batch, LossHead head) {
   return model.visit(Overloaded{
