@@ -57,7 +57,7 @@ TrainBatch cuda_batch(const ModelConfig& config) {
 }  // namespace
 
 TEST_CASE("a CUDA training step never waits for the GPU between log steps", "[cuda][no_sync]") {
-  REQUIRE(torch::cuda::is_available());
+  LMZOO_SKIP_UNLESS_CUDA();
   REQUIRE(host_sync_checks_available());
   for (bool fused : {false, true}) {
     for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
@@ -77,6 +77,8 @@ TEST_CASE("a CUDA training step never waits for the GPU between log steps", "[cu
 }
 
 TEST_CASE("bert's masked LM and t5's loss and backward never wait for the GPU", "[cuda][no_sync]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+  REQUIRE(host_sync_checks_available());
   for (const ModelConfig& config : {tiny_bert_config(), tiny_t5_config(true)}) {
     AnyModel model = build_model(config);
     model.module()->to(kCuda);
@@ -91,6 +93,7 @@ TEST_CASE("bert's masked LM and t5's loss and backward never wait for the GPU", 
 
 TEST_CASE("the fused output layer + cross-entropy equals the logits path on the GPU, fp32 and bf16",
           "[cuda][fused_loss]") {
+  LMZOO_SKIP_UNLESS_CUDA();
   for (const ModelConfig& config : {tiny_bert_config(), tiny_t5_config(true)}) {
     for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
       AnyModel model = build_model(config);
