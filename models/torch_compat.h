@@ -15,6 +15,9 @@
 #define LMZOO_HAS_SDPA LMZOO_TORCH_AT_LEAST(2, 1)
 // at::_fused_adamw_ with a grad_scale tensor (CUDA since 2.0; CPU since 2.4).
 #define LMZOO_HAS_FUSED_ADAMW LMZOO_TORCH_AT_LEAST(2, 1)
+// at::_fused_adamw_ with the learning rate as a device tensor (.tensor_lr), which a CUDA graph can replay with a
+// new value each step.
+#define LMZOO_HAS_TENSOR_LR_ADAMW LMZOO_TORCH_AT_LEAST(2, 2)
 
 namespace lmzoo::compat {
 

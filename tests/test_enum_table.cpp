@@ -58,6 +58,7 @@ TEST_CASE("every closed set has one table whose names round-trip and list themse
   check_json<Objective>("causal|mlm|classify|span|prefix|seq2seq|chat");
   check_json<Precision>("fp32|bf16|fp16");
   check_json<Schedule>("cosine|linear|constant");
+  check_json<AttentionKernel>("default|fastest|flash|efficient|cudnn|math");
   check_table<TokenizerType>("bpe|unigram|char");
   check_json<TokenizerKind>("sentencepiece|gpt2-bpe|wordpiece|tokenizer-json");  // serialized tokenizer blobs hold them
   check_table<hf::SplitBehavior>("Removed|Isolated|MergedWithPrevious|MergedWithNext|Contiguous");  // tokenizer.json spellings

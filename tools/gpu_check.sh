@@ -524,22 +524,29 @@ def med(rs, key):
 def fmt(v, f):
     return "-" if v is None else f.format(v)
 
-print(f"{'program':44} {'runs':>4} {'ms/iter':>9} {'tokens/s':>11} {'MFU':>7} {'peak GiB':>9}")
+print(f"{'program':48} {'runs':>4} {'ms/iter':>9} {'tokens/s':>11} {'MFU':>7} {'peak GiB':>9}")
 table = [("gpt2: lmzoo bench (bf16)", "gpt2_lmzoo"), ("gpt2: lmzoo bench --fused-loss", "gpt2_lmzoo_fused"),
+         ("gpt2: lmzoo bench, all levers (*)", "gpt2_lmzoo_graphs"),
          ("gpt2: gpu_reference.py eager", "gpt2_eager"), ("gpt2: gpu_reference.py --compile", "gpt2_compiled"),
          ("bert-base: lmzoo bench", "bert_lmzoo"), ("bert-base: lmzoo bench --fused-loss", "bert_lmzoo_fused"),
          ("bert-base: transformers eager", "bert_hf"), ("t5-small: lmzoo bench", "t5_lmzoo"),
-         ("t5-small: lmzoo bench --fused-loss", "t5_lmzoo_fused"), ("t5-small: transformers eager", "t5_hf")]
+         ("t5-small: lmzoo bench --fused-loss", "t5_lmzoo_fused"),
+         ("t5-small: lmzoo bench, all levers (*)", "t5_lmzoo_graphs"), ("t5-small: transformers eager", "t5_hf")]
 for label, name in table:
     rs = rows(name)
     if not rs:
         continue
     ms, mfu, mem = med(rs, "ms_per_iter_median"), med(rs, "mfu"), med(rs, "peak_memory_bytes")
     tps = med(rs, "tokens_per_s")
-    print(f"{label:44} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
+    print(f"{label:48} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
           f"{fmt(mfu and 100 * mfu, '{:.1f}%'):>7} {fmt(mem and mem / 2**30, '{:.2f}'):>9}")
+print("(*) --fused-loss --cuda-graphs --attention-kernel fastest")
+for name in ("gpt2_lmzoo_graphs", "t5_lmzoo_graphs"):
+    for r in rows(name)[:1]:
+        print(f"{name}: cuda graphs {r.get('cuda_graphs', '-')}; attention {r.get('attention', '-')}")
 print()
-for mine, label in (("gpt2_lmzoo", "lmzoo"), ("gpt2_lmzoo_fused", "lmzoo --fused-loss")):
+for mine, label in (("gpt2_lmzoo", "lmzoo"), ("gpt2_lmzoo_fused", "lmzoo --fused-loss"),
+                    ("gpt2_lmzoo_graphs", "lmzoo, all levers")):
     lm = rows(mine)
     for ref in ("eager", "compiled"):
         rs = rows("gpt2_" + ref)
@@ -549,7 +556,8 @@ for mine, label in (("gpt2_lmzoo", "lmzoo"), ("gpt2_lmzoo_fused", "lmzoo --fused
             print(f"gpt2 ms/iter ratio {label}/{ref}: {ratio:.3f} (below 1: lmzoo faster); "
                   f"per-round median {statistics.median(per_round):.3f}, range {per_round[0]:.3f}-{per_round[-1]:.3f}")
 for fam in ("bert", "t5"):
-    for mine, label in ((fam + "_lmzoo", "lmzoo"), (fam + "_lmzoo_fused", "lmzoo --fused-loss")):
+    for mine, label in ((fam + "_lmzoo", "lmzoo"), (fam + "_lmzoo_fused", "lmzoo --fused-loss"),
+                        (fam + "_lmzoo_graphs", "lmzoo, all levers")):
         a, b = rows(mine), rows(fam + "_hf")
         if a and b:
             print(f"{fam} ms/iter ratio {label}/transformers: "
@@ -561,6 +569,7 @@ speed() {
   header "speed: lmzoo bench vs tools/gpu_reference.py, $ROUNDS rounds of $SPEED_STEPS iterations ($SPEED_SKIP left out)"
   require_binary
   local dir="$WORK_DIR/speed" corpus data r
+  local levers=(--fused-loss --cuda-graphs --attention-kernel fastest)
   local steps=(--steps "$SPEED_STEPS" --skip "$SPEED_SKIP") iters=(--iters "$SPEED_STEPS" --skip "$SPEED_SKIP")
   # The programs' shapes: GPT-2 124M, bert-base and t5-small at 512 tokens; a dry run's are tiny, on the CPU.
   local gpt=(--preset gpt2 --batch-size 16) reference=(--batch-size 16) bert=(--preset bert-base --seq-len 512)
@@ -594,6 +603,8 @@ speed() {
       --device "$DEVICE" --precision bf16 "${steps[@]}" --json
     bench_into "speed gpt2 lmzoo --fused-loss r$r" "$dir/gpt2_lmzoo_fused.jsonl" "$LMZOO" bench "${gpt[@]}" \
       --data "$data" --device "$DEVICE" --precision bf16 --fused-loss "${steps[@]}" --json
+    bench_into "speed gpt2 lmzoo all levers r$r" "$dir/gpt2_lmzoo_graphs.jsonl" "$LMZOO" bench "${gpt[@]}" \
+      --data "$data" --device "$DEVICE" --precision bf16 "${levers[@]}" "${steps[@]}" --json
     [ "$have_torch" = 1 ] || continue
     bench_into "speed gpt2 eager r$r" "$dir/gpt2_eager.jsonl" "$PY" "$ROOT/tools/gpu_reference.py" --data "$data" \
       "${reference[@]}" "${iters[@]}" --json
@@ -611,6 +622,8 @@ speed() {
     --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
   bench_into "speed t5-small lmzoo --fused-loss" "$dir/t5_lmzoo_fused.jsonl" "$LMZOO" bench "${t5[@]}" \
     --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" --fused-loss "${steps[@]}" --json
+  bench_into "speed t5-small lmzoo all levers" "$dir/t5_lmzoo_graphs.jsonl" "$LMZOO" bench "${t5[@]}" \
+    --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${levers[@]}" "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed t5-small transformers" "$dir/t5_hf.jsonl" \
     hf_reference t5 "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
 

@@ -12,6 +12,8 @@ enum class Schedule { kCosine, kLinear, kConstant };
 enum class Truncation { kRefuse, kLeft, kRight };
 // Storage of a LoRA run's frozen projection weights (computation stays in the training precision).
 enum class BasePrecision { kFp32, kBf16, kInt8 };
+// Which attention kernel a CUDA run's scaled_dot_product_attention tries first (train/device/attention_kernels.h).
+enum class AttentionKernel { kDefault, kFastest, kFlash, kEfficient, kCudnn, kMath };
 
 template <>
 struct EnumTable<Objective> {
@@ -67,10 +69,24 @@ struct EnumTable<BasePrecision> {
   };
 };
 
+template <>
+struct EnumTable<AttentionKernel> {
+  static constexpr const char* what = "attention kernel";
+  static constexpr EnumEntry<AttentionKernel> entries[] = {
+      {AttentionKernel::kDefault, "default", "LibTorch's own order"},
+      {AttentionKernel::kFastest, "fastest", "each timed at the run's shape at the start, the fastest first"},
+      {AttentionKernel::kFlash, "flash", "FlashAttention"},
+      {AttentionKernel::kEfficient, "efficient", "memory-efficient attention"},
+      {AttentionKernel::kCudnn, "cudnn", "cuDNN's fused attention"},
+      {AttentionKernel::kMath, "math", "plain matrix products, no fused kernel"},
+  };
+};
+
 LMZOO_ENUM_JSON(Objective)
 LMZOO_ENUM_JSON(Precision)
 LMZOO_ENUM_JSON(Schedule)
 LMZOO_ENUM_JSON(BasePrecision)
 LMZOO_ENUM_JSON(Truncation)
+LMZOO_ENUM_JSON(AttentionKernel)
 
 }  // namespace lmzoo

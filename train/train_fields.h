@@ -73,6 +73,13 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
         "steps with non-finite gradients are skipped; this many in a row stop the run")                                \
   FIELD(bool, tf32, true, "tf32", kOptional, "Training", true,                                                        \
         "CUDA: fp32 matmuls on TF32 tensor cores (--tf32=false: full fp32)")                                           \
+  /* Which fused attention kernel SDPA tries first on CUDA (train/device/attention_kernels.h). */                    \
+  FIELD(AttentionKernel, attention_kernel, AttentionKernel::kDefault, "attention-kernel", kValue, "Training", true,  \
+        "CUDA: the attention kernel tried first, " + enum_help<AttentionKernel>())                                    \
+  /* The whole step as one CUDA graph, recorded once and replayed (train/graphed_step.h). */                         \
+  FIELD(bool, cuda_graphs, false, "cuda-graphs", kOptional, "Training", true,                                         \
+        "CUDA: record the step (forward, backward, clip, AdamW) once as a CUDA graph and replay it; what cannot be "  \
+        "replayed runs as usual and the run says why (--cuda-graphs=false on --resume: stop)")                        \
   /* Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h). */        \
   FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
         "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \

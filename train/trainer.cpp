@@ -17,6 +17,7 @@
 #include "models/parameter_sizes.h"
 #include "models/presets.h"
 #include "train/checkpoint/fault_points.h"
+#include "train/device/attention_kernels.h"
 #include "train/device/device.h"
 #include "train/device/device_peak.h"
 #include "train/device/out_of_memory.h"
@@ -25,6 +26,7 @@
 #include "train/distributed/data_parallel.h"
 #include "train/distributed/gradient_sync.h"
 #include "train/distributed/optimizer_shards.h"
+#include "train/graphed_step.h"
 #include "train/loss_scaler.h"
 #include "train/metrics/loss_curves.h"
 #include "train/metrics/metrics_log.h"
@@ -100,6 +102,12 @@ class TrainingRun {
   void open_outputs();
   TrainResult run_steps();
   StepOutcome train_step();
+  torch::Tensor micro_step(const TrainBatch& batch, const torch::Tensor& weight);
+  torch::Tensor eager_step(const std::vector<TrainBatch>& micro_batches, const std::vector<torch::Tensor>& weights);
+  torch::Tensor graphed_step(const std::vector<TrainBatch>& micro_batches, const std::vector<torch::Tensor>& weights);
+  void set_up_cuda_graphs();
+  void choose_attention_kernel();
+  void cuda_graphs_off(const std::string& why);
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
   bool step_callback_stops(const StepOutcome& step);
@@ -129,6 +137,8 @@ class TrainingRun {
   std::unique_ptr<MetricsLog> metrics_;
   LossScaler scaler_;
   std::unique_ptr<SkipMonitor> skips_;
+  std::unique_ptr<GraphedTrainStep> graphed_;  // --cuda-graphs while the step can be replayed
+  std::unique_ptr<PreferredAttentionKernel> attention_kernel_;  // --attention-kernel, for the run's lifetime
   Progress progress_;
   int64_t trainable_parameters_ = 0;  // LoRA runs: what trains
   int64_t tokens_per_step_ = 0;
@@ -261,6 +271,8 @@ void TrainingRun::open_outputs() {
                          state_.scale_growth_tracker);
   }
   skips_ = std::make_unique<SkipMonitor>(device_);
+  if (cfg_.cuda_graphs) set_up_cuda_graphs();
+  choose_attention_kernel();
   const int64_t world = ranks_ ? ranks_->world_size() : 1;
   tokens_per_step_ = task_->tokens_per_batch() * cfg_.grad_accum * world;  // all ranks
   if (shows_) {
@@ -349,17 +361,38 @@ StepOutcome TrainingRun::train_step() {
     micro_targets.push_back(scored_targets(micro_batches.back()));
   }
   const torch::Tensor per_target = step_target_weight(micro_targets, ranks_);
-  for (int64_t micro = 0; micro < cfg_.grad_accum; ++micro) {
-    const TrainBatch batch = micro_batches[size_t(micro)].to(device_);
-    if (gradient_sync_) gradient_sync_->prepare(/*send=*/micro == cfg_.grad_accum - 1);
-    torch::Tensor loss;
-    {
-      AutocastScope autocast(cfg_.precision, device_);
-      loss = task_loss(model_, batch, cfg_.fused_loss ? LossHead::kFused : LossHead::kLogits) *
-             (per_target * double(micro_targets[size_t(micro)]));
-    }
-    (scaler_.enabled() ? loss * scaler_.scale() : loss).backward();
-    out.loss_sum = micro == 0 ? loss.detach() : out.loss_sum + loss.detach();  // stays on the device
+  std::vector<torch::Tensor> weights;  // each micro-batch's share of the step's targets (0-dim)
+  for (int64_t n : micro_targets) weights.push_back(per_target * double(n));
+  if (graphed_) out.loss_sum = graphed_step(micro_batches, weights);
+  if (!out.loss_sum.defined()) out.loss_sum = eager_step(micro_batches, weights);
+  if (request_.synchronize_steps && device_.is_cuda()) torch::cuda::synchronize();
+  ++state_.step;
+  state_.tokens_seen += tokens_per_step_;
+  result_.step_seconds.push_back(seconds_since(step_start));
+  ++window_steps_;
+  return out;
+}
+
+// One micro-batch's forward (autocast as the run asks) and backward; returns its weighted loss, detached.
+torch::Tensor TrainingRun::micro_step(const TrainBatch& batch, const torch::Tensor& weight) {
+  torch::Tensor loss;
+  {
+    AutocastScope autocast(cfg_.precision, device_);
+    loss = task_loss(model_, batch, cfg_.fused_loss ? LossHead::kFused : LossHead::kLogits) * weight;
+  }
+  (scaler_.enabled() ? loss * scaler_.scale() : loss).backward();
+  return loss.detach();
+}
+
+// The step as separate kernels: micro-batches (their gradients summed, ranks' synced), then clip + AdamW.
+torch::Tensor TrainingRun::eager_step(const std::vector<TrainBatch>& micro_batches,
+                                      const std::vector<torch::Tensor>& weights) {
+  torch::Tensor loss_sum;  // stays on the device
+  for (size_t micro = 0; micro < micro_batches.size(); ++micro) {
+    const TrainBatch batch = micro_batches[micro].to(device_);
+    if (gradient_sync_) gradient_sync_->prepare(/*send=*/micro + 1 == micro_batches.size());
+    const torch::Tensor loss = micro_step(batch, weights[micro]);
+    loss_sum = micro == 0 ? loss : loss_sum + loss;
   }
   if (gradient_sync_) gradient_sync_->finish();
   // Clip (when grad_clip > 0) and AdamW, fused; skipped (nothing changes) when the gradients are not finite.
@@ -370,12 +403,66 @@ StepOutcome TrainingRun::train_step() {
   skips_->record(step);
   scaler_.update(step.skipped);
   for (auto& p : module_->parameters()) p.mutable_grad() = torch::Tensor();  // set_to_none
-  if (request_.synchronize_steps && device_.is_cuda()) torch::cuda::synchronize();
-  ++state_.step;
-  state_.tokens_seen += tokens_per_step_;
-  result_.step_seconds.push_back(seconds_since(step_start));
-  ++window_steps_;
-  return out;
+  return loss_sum;
+}
+
+// --cuda-graphs: the step replayed from a CUDA graph once this call's first kGraphWarmupSteps ran eagerly (they
+// make the optimizer's state and the libraries' lazy set-up); undefined when this step must run eagerly.
+torch::Tensor TrainingRun::graphed_step(const std::vector<TrainBatch>& micro_batches,
+                                        const std::vector<torch::Tensor>& weights) {
+  constexpr size_t kGraphWarmupSteps = 2;
+  if (result_.step_seconds.size() < kGraphWarmupSteps) return {};
+  const std::string mismatch = graphed_->mismatch(micro_batches);
+  if (!mismatch.empty()) {
+    cuda_graphs_off(mismatch);
+    return {};
+  }
+  const bool first = result_.cuda_graphs.empty();
+  torch::Tensor loss_sum = graphed_->run(micro_batches, weights);
+  if (!loss_sum.defined()) {
+    cuda_graphs_off("it could not be recorded: " + graphed_->failure());
+  } else if (first) {
+    result_.cuda_graphs = "replayed from step " + std::to_string(state_.step + 1);
+    if (shows_) progress_.note("CUDA graphs: the step is " + result_.cuda_graphs);
+  }
+  return loss_sum;
+}
+
+// --cuda-graphs on a run whose step can be replayed; otherwise the run says why, once, and steps run eagerly.
+void TrainingRun::set_up_cuda_graphs() {
+  const std::string why = GraphedTrainStep::unavailable_reason(cfg_, device_, ranks_ != nullptr);
+  if (!why.empty()) {
+    cuda_graphs_off(why);
+    return;
+  }
+  graphed_ = std::make_unique<GraphedTrainStep>(
+      optimizer(), *skips_, cfg_.grad_clip,
+      [this](const TrainBatch& batch, const torch::Tensor& weight) { return micro_step(batch, weight); });
+}
+
+// --attention-kernel on CUDA: the kernel named, or each timed at the run's attention shape and the fastest, tried
+// first until the run ends; reported.
+void TrainingRun::choose_attention_kernel() {
+  if (cfg_.attention_kernel == AttentionKernel::kDefault) return;
+  if (!device_.is_cuda()) {
+    result_.attention = "--attention-kernel applies to CUDA; the CPU runs lmzoo's own attention";
+  } else if (cfg_.attention_kernel == AttentionKernel::kFastest) {
+    const std::vector<KernelTime> times = time_attention_kernels(attention_shape(request_.model, cfg_), device_);
+    const AttentionKernel fastest = fastest_kernel(times);
+    result_.attention = attention_report(times, fastest);
+    attention_kernel_ = std::make_unique<PreferredAttentionKernel>(fastest);
+  } else {
+    result_.attention = enum_name(cfg_.attention_kernel) + " first";
+    attention_kernel_ = std::make_unique<PreferredAttentionKernel>(cfg_.attention_kernel);
+  }
+  if (shows_) progress_.note("attention: " + result_.attention);
+}
+
+void TrainingRun::cuda_graphs_off(const std::string& why) {
+  graphed_.reset();
+  const std::string from = result_.cuda_graphs.empty() ? "" : result_.cuda_graphs + ", ";
+  result_.cuda_graphs = from + "eager from step " + std::to_string(state_.step + 1) + ": " + why;
+  if (shows_) progress_.note("CUDA graphs: steps run eagerly from step " + std::to_string(state_.step + 1) + ": " + why);
 }
 
 // Counts the skipped steps at sync points; true when too many non-finite steps came in a row.

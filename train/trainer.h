@@ -43,6 +43,12 @@ struct TrainResult {
   int64_t peak_device_memory_bytes = 0;  // CUDA: most bytes allocated to tensors at once (0 on a CPU)
   int64_t trainable_parameters = 0;      // elements of the parameters that required gradients (tied ones once)
   int64_t parameter_bytes = 0;           // bytes the parameters are stored in (tied ones once)
+  // --cuda-graphs: "replayed from step N" (and from when steps ran eagerly again, and why), or why no step could
+  // be replayed; "" without the switch.
+  std::string cuda_graphs;
+  // --attention-kernel other than default: the kernels' timings and the one chosen, the one named, or why the
+  // switch did nothing.
+  std::string attention;
 };
 
 // Trains on DEVICE (training_device(): fp16 only on CUDA; with ranks, theirs). With write_outputs it writes to

@@ -35,15 +35,27 @@ AdamWStepResult clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_n
                                     const torch::Tensor& loss_scale = {}, const torch::Tensor& uncounted = {},
                                     const std::vector<torch::Tensor>& norm_of = {});
 
+// What a replayed CUDA graph's step reads on the device where the eager step passes host values (lmzoo's
+// GraphedTrainStep fills them before each replay): per parameter group, the learning rate (0-dim float) and the Adam
+// step counters, already counted for this step, of the parameters that have gradients ([n] float, the group's order).
+// The host's counters (AdamWParamState::step) are then the caller's to advance.
+struct DeviceAdamWInputs {
+  std::vector<torch::Tensor> lr;
+  std::vector<torch::Tensor> steps;
+};
+
 // Takes n skipped steps back from every parameter's Adam step counter (see AdamWStepResult).
 void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n);
 
-// The multi-tensor path on its own (tests compare it with the library on whatever device has it).
+// The multi-tensor path on its own (tests compare it with the library on whatever device has it). With
+// device_inputs (CUDA, LibTorch >= 2.2: a tensor learning rate) the learning rate and step counters come from them
+// and nothing is read from or written to the host: the call can be captured in a CUDA graph.
 bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of = {});
 AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
                                                  const torch::Tensor& loss_scale = {},
                                                  const torch::Tensor& uncounted = {},
-                                                 const std::vector<torch::Tensor>& norm_of = {});
+                                                 const std::vector<torch::Tensor>& norm_of = {},
+                                                 const DeviceAdamWInputs* device_inputs = nullptr);
 
 // The gradients a step's norm is taken over: norm_of when given, else the defined gradients of the optimizer's
 // parameters, group by group.

@@ -39,7 +39,8 @@ bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vec
 
 AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
                                                  const torch::Tensor& loss_scale, const torch::Tensor& uncounted,
-                                                 const std::vector<torch::Tensor>& norm_of) {
+                                                 const std::vector<torch::Tensor>& norm_of,
+                                                 const DeviceAdamWInputs* device_inputs) {
 #if LMZOO_HAS_FUSED_ADAMW
   torch::NoGradGuard no_grad;
   const std::vector<torch::Tensor> all_grads = gradients_for_norm(optimizer, norm_of);
@@ -57,8 +58,10 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
   const torch::Tensor grad_scale = max_norm > 0 ? scale * ((norm + 1e-6) / max_norm).clamp_min(1.0) : scale;
   // Steps skipped on the device are still in the counters until the caller takes them back.
   const torch::Tensor not_counted = uncounted.defined() ? uncounted.to(on_device) : torch::zeros({}, on_device);
+  size_t group_index = 0;
   for (auto& group : optimizer.param_groups()) {
     const auto& o = static_cast<torch::optim::AdamWOptions&>(group.options());
+    const size_t g = group_index++;
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
     std::vector<float> steps;
     for (auto& p : group.params()) {
@@ -68,7 +71,7 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
         s.exp_avg(s.exp_avg().to(p.options()).contiguous());
         s.exp_avg_sq(s.exp_avg_sq().to(p.options()).contiguous());
       }
-      s.step(s.step() + 1);  // the kernel reads the step already counted, as torch.optim's fused AdamW passes it
+      if (!device_inputs) s.step(s.step() + 1);  // the kernel reads the step already counted, as torch.optim passes it
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
@@ -76,6 +79,20 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
       steps.push_back(float(s.step()));
     }
     if (params.empty()) continue;
+    if (device_inputs) {
+#if LMZOO_HAS_TENSOR_LR_ADAMW
+      TORCH_CHECK(g < device_inputs->steps.size() && device_inputs->steps[g].numel() == int64_t(params.size()),
+                  "the device step counters do not match parameter group ", g);
+      // [n_params] -> n_params 0-dim step tensors on the device
+      const auto step_tensors = (device_inputs->steps[g] - not_counted).unbind(0);
+      at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, step_tensors,
+                        device_inputs->lr[g], std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
+                        o.eps(), /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
+      continue;
+#else
+      TORCH_CHECK(false, "a tensor learning rate for AdamW needs LibTorch 2.2 or later");
+#endif
+    }
     // [n_params] -> n_params 0-dim step tensors on the device
     auto step_tensors = (torch::tensor(steps, torch::kFloat).to(device, /*non_blocking=*/true) - not_counted).unbind(0);
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, step_tensors, o.lr(),
@@ -84,7 +101,7 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
   }
   return {norm, found_inf, /*counted_when_skipped=*/true};
 #else
-  (void)optimizer, (void)max_norm, (void)loss_scale, (void)uncounted, (void)norm_of;
+  (void)optimizer, (void)max_norm, (void)loss_scale, (void)uncounted, (void)norm_of, (void)device_inputs;
   TORCH_CHECK(false, "multi-tensor AdamW needs LibTorch 2.1 or later");
   return {};
 #endif

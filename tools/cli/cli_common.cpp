@@ -187,6 +187,23 @@ void add_train_field_options(cxxopts::Options& options, const std::string& group
 #undef LMZOO_TRAIN_FIELD_OPTION
 }
 
+void add_train_field_options(cxxopts::Options& options, const std::vector<std::string>& flags,
+                             const std::string& shown_group) {
+  const TrainConfig defaults;
+  auto add = options.add_options(shown_group);
+  auto named = [&](const std::string& flag) { return std::find(flags.begin(), flags.end(), flag) != flags.end(); };
+#define LMZOO_TRAIN_FIELD_OPTION(type, name, default_value, flag, flag_kind, field_group, resumable, help) \
+  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && named(flag)) {                                  \
+    if (TrainFlagKind::flag_kind == TrainFlagKind::kSwitch) {                                             \
+      add(flag, help);                                                                                     \
+    } else {                                                                                               \
+      add(flag, help, train_flag_value(TrainFlagKind::flag_kind, defaults.name));                         \
+    }                                                                                                      \
+  }
+  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_OPTION)
+#undef LMZOO_TRAIN_FIELD_OPTION
+}
+
 void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
   auto set = [&](const char* flag, TrainFlagKind kind, auto& field) {
     using Field = std::decay_t<decltype(field)>;

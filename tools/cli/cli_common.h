@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,10 @@ void override_from(const cxxopts::ParseResult& result, const std::string& name, 
 // Adds the flags of the TrainConfig fields of GROUP (train/train_fields.h), in the table's order, with the table's
 // help and defaults: lmzoo train's training groups, and the "Fine-tuning and memory" group lmzoo bench shares.
 void add_train_field_options(cxxopts::Options& options, const std::string& group);
+// Adds the flags named in FLAGS (of any group), as the table declares them, under SHOWN_GROUP in --help: lmzoo
+// bench's CUDA speed switches.
+void add_train_field_options(cxxopts::Options& options, const std::vector<std::string>& flags,
+                             const std::string& shown_group);
 // Training flags override the config T: every field with a flag (absent ones: their defaults, as for a new run),
 // or with ONLY_GIVEN just the flags given (on resume, or a command that has only some of the flags).
 void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given);

@@ -64,6 +64,7 @@ cxxopts::Options bench_options() {
       ("json", "print only the JSON result line");
   add_train_field_options(options, "Fine-tuning and memory");
   add_host_memory_option(options, "Fine-tuning and memory");
+  add_train_field_options(options, {"cuda-graphs", "attention-kernel"}, "CUDA speed");
   return options;
 }
 
@@ -104,7 +105,7 @@ TrainRequest bench_request(const cxxopts::ParseResult& r, int64_t steps) {
   set_model(r, request);
   request.train = bench_defaults(steps);  // the cosine schedule spans the whole run
   TrainConfig& t = request.train;
-  apply_training_flags(r, t, /*only_given=*/true);  // the "Fine-tuning and memory" group; bench's own below
+  apply_training_flags(r, t, /*only_given=*/true);  // "Fine-tuning and memory", the CUDA speed switches; bench's own below
   if (r.count("data")) t.data_dir = r["data"].as<std::string>();
   t.objective = default_objective(request.model.arch, /*pairs_data=*/false);
   t.batch_size = r["batch-size"].as<int64_t>();
@@ -247,6 +248,8 @@ nlohmann::json bench_json(const cxxopts::ParseResult& r, const TrainRequest& req
                         {"openblas_coretype", coretype ? coretype : ""},
                         {"final_train_loss", result.last_train_loss}};
   if (r["eval-iters"].as<int64_t>() > 0) out["final_val_loss"] = result.last_val_loss;
+  if (t.cuda_graphs) out["cuda_graphs"] = result.cuda_graphs;
+  if (!result.attention.empty()) out["attention"] = result.attention;
   return out;
 }
 
@@ -313,6 +316,8 @@ int run_bench(int argc, char** argv) {
   if (!profile_path.empty()) out["profile"] = profile_json(run.profile);
   if (!r.count("json")) {
     print_summary(r, t, device, figures);
+    if (t.cuda_graphs) std::cout << "CUDA graphs: " << run.result.cuda_graphs << "\n";
+    if (!run.result.attention.empty()) std::cout << "attention: " << run.result.attention << "\n";
     if (!profile_path.empty()) {
       for (const std::string& line : profile_report_lines(run.profile)) std::cout << line << "\n";
       if (device.is_cuda()) std::cout << "(bench itself waits for the GPU once per step: cudaDeviceSynchronize)\n";
