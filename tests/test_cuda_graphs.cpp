@@ -1,6 +1,6 @@
 // --cuda-graphs: a run whose step cannot be replayed (a CPU, fp16, masked LM, ranks, checkpointed blocks) says why and
-// trains as it would without the switch; on a GPU ([cuda]) the replayed steps give the eager steps' losses and
-// weights, a change of batch shape falls back to eager steps, and no replayed step waits for the GPU.
+// trains as it would without the switch; on a GPU ([cuda]) the replayed steps give the eager steps' losses, a batch
+// of another shape is refused by name, and no replayed step waits for the GPU.
 #include "tests/catch_compat.h"
 
 #include <memory>
@@ -58,7 +58,7 @@ Trained train_recording(TrainRequest request, const torch::Device& device) {
 
 }  // namespace
 
-TEST_CASE("--cuda-graphs names why a run's step cannot be replayed, its settings before its device", "[cuda_graphs]") {
+TEST_CASE("cuda graphs: why a run's step cannot be replayed, its settings named before its device", "[cuda_graphs]") {
   const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
   const TrainConfig plain;
   CHECK(GraphedTrainStep::unavailable_reason(plain, cpu, false) == "the device is cpu, not a CUDA GPU");
@@ -77,7 +77,7 @@ TEST_CASE("--cuda-graphs names why a run's step cannot be replayed, its settings
   CHECK((build.empty() == (host_sync_checks_available() && LMZOO_TORCH_AT_LEAST(2, 2))));
 }
 
-TEST_CASE("--cuda-graphs on a CPU trains exactly as without it and reports that its steps ran eagerly",
+TEST_CASE("cuda graphs: a CPU run with the switch trains exactly as without it and reports its steps ran eagerly",
           "[cuda_graphs][train]") {
   const torch::Device cpu(torch::kCPU);
   const Trained plain = train_recording(graphs_run(false, cpu), cpu);
@@ -109,7 +109,7 @@ TEST_CASE("a graphed step takes any batch until it has recorded one", "[cuda_gra
   CHECK(step.mismatch({batch, batch}).empty());
 }
 
-TEST_CASE("CUDA: replayed steps give the eager steps' losses and weights; a new batch shape runs eagerly",
+TEST_CASE("CUDA: replayed steps give the eager steps' losses: fp32 and bf16, logits and fused loss, dropout",
           "[.cuda][cuda][cuda_graphs]") {
   LMZOO_SKIP_UNLESS_CUDA();
   const torch::Device cuda(torch::kCUDA, 0);

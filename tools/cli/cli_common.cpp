@@ -172,11 +172,16 @@ void require_utf8_option(const cxxopts::ParseResult& result, const std::string& 
   if (at != std::string::npos) throw UsageError(utf8_error(value, at, "--" + name));
 }
 
-void add_train_field_options(cxxopts::Options& options, const std::string& group) {
+namespace {
+
+// Adds, under SHOWN_GROUP in --help, the flag of every TrainConfig field for which WANTED(flag, field's group) holds,
+// in the table's order, with its help and default.
+template <typename Wanted>
+void add_train_fields_where(cxxopts::Options& options, const std::string& shown_group, Wanted wanted) {
   const TrainConfig defaults;
-  auto add = options.add_options(group);
+  auto add = options.add_options(shown_group);
 #define LMZOO_TRAIN_FIELD_OPTION(type, name, default_value, flag, flag_kind, field_group, resumable, help) \
-  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && group == field_group) {                         \
+  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && wanted(flag, field_group)) {                    \
     if (TrainFlagKind::flag_kind == TrainFlagKind::kSwitch) {                                             \
       add(flag, help);                                                                                     \
     } else {                                                                                               \
@@ -187,21 +192,18 @@ void add_train_field_options(cxxopts::Options& options, const std::string& group
 #undef LMZOO_TRAIN_FIELD_OPTION
 }
 
+}  // namespace
+
+void add_train_field_options(cxxopts::Options& options, const std::string& group) {
+  add_train_fields_where(options, group,
+                         [&](const std::string&, const std::string& field_group) { return field_group == group; });
+}
+
 void add_train_field_options(cxxopts::Options& options, const std::vector<std::string>& flags,
                              const std::string& shown_group) {
-  const TrainConfig defaults;
-  auto add = options.add_options(shown_group);
-  auto named = [&](const std::string& flag) { return std::find(flags.begin(), flags.end(), flag) != flags.end(); };
-#define LMZOO_TRAIN_FIELD_OPTION(type, name, default_value, flag, flag_kind, field_group, resumable, help) \
-  if (TrainFlagKind::flag_kind != TrainFlagKind::kNone && named(flag)) {                                  \
-    if (TrainFlagKind::flag_kind == TrainFlagKind::kSwitch) {                                             \
-      add(flag, help);                                                                                     \
-    } else {                                                                                               \
-      add(flag, help, train_flag_value(TrainFlagKind::flag_kind, defaults.name));                         \
-    }                                                                                                      \
-  }
-  LMZOO_TRAIN_CONFIG_FIELDS(LMZOO_TRAIN_FIELD_OPTION)
-#undef LMZOO_TRAIN_FIELD_OPTION
+  add_train_fields_where(options, shown_group, [&](const std::string& flag, const std::string&) {
+    return std::find(flags.begin(), flags.end(), flag) != flags.end();
+  });
 }
 
 void apply_training_flags(const cxxopts::ParseResult& r, TrainConfig& t, bool only_given) {
