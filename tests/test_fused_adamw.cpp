@@ -146,6 +146,64 @@ TEST_CASE("CUDA: clip + AdamW on the GPU equals the library on the CPU", "[.cuda
   check_against_library(torch::Device(torch::kCUDA, 0), clip_and_adamw_step, 1e-5, 1e-6);
 }
 
+#if LMZOO_HAS_TENSOR_LR_ADAMW
+// Two optimizers over the same parameters and gradients: one steps with the host's lr and counters, the other
+// reads them from device tensors filled as a replayed CUDA graph's step fills them (the caller advances the host's
+// counters). Learning rates that float holds exactly: the device's lr tensor is float.
+void check_device_inputs_match_host(const torch::Device& device) {
+  torch::manual_seed(31);
+  std::vector<torch::Tensor> init;
+  for (const auto& p : make_params()) init.push_back(p.to(device));
+  auto host = clone_params(init), on_device = clone_params(init);
+  auto host_opt = make_adamw(host, 1.0 / 64), device_opt = make_adamw(on_device, 1.0 / 64);
+  const auto float_on = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  for (int step = 0; step < 3; ++step) {
+    const double lr = double(step + 1) / 128;
+    for (size_t i = 0; i < init.size(); ++i) {
+      const torch::Tensor g = torch::randn_like(init[i]);
+      host[i].mutable_grad() = g.clone();
+      on_device[i].mutable_grad() = g.clone();
+    }
+    for (auto* opt : {host_opt.get(), device_opt.get()}) {
+      for (auto& group : opt->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    }
+    multi_tensor_clip_and_adamw_step(*host_opt, 0.5);
+    DeviceAdamWInputs inputs;
+    for (auto& group : device_opt->param_groups()) {
+      std::vector<float> counters;
+      for (auto& p : group.params()) {
+        auto& state = adamw_state_for(*device_opt, p);
+        state.step(state.step() + 1);
+        counters.push_back(float(state.step()));
+      }
+      inputs.lr.push_back(torch::full({}, lr, float_on));
+      inputs.steps.push_back(torch::tensor(counters, torch::kFloat).to(device));
+    }
+    device_input_clip_and_adamw_step(*device_opt, 0.5, {}, inputs);
+    for (size_t i = 0; i < init.size(); ++i) {
+      INFO("step " << step << ", parameter " << i);
+      CHECK(torch::equal(on_device[i], host[i]));
+    }
+    check_moments(*host_opt, host, *device_opt, on_device);
+  }
+}
+#endif
+
+#if LMZOO_HAS_TENSOR_LR_ADAMW && LMZOO_TORCH_AT_LEAST(2, 4)
+TEST_CASE("multi-tensor AdamW reading its lr and step counters from tensors equals it reading host values (CPU)",
+          "[train][fused_adamw]") {
+  check_device_inputs_match_host(torch::Device(torch::kCPU));
+}
+#endif
+
+TEST_CASE("CUDA: multi-tensor AdamW reading its lr and step counters from the device equals it reading host values",
+          "[.cuda][cuda][train][fused_adamw]") {
+  LMZOO_SKIP_UNLESS_CUDA();
+#if LMZOO_HAS_TENSOR_LR_ADAMW
+  check_device_inputs_match_host(torch::Device(torch::kCUDA, 0));
+#endif
+}
+
 // ZeRO-1's step, two ranks in one process: each holds all the parameters and gradients, but its optimizer only
 // its share; given all the gradients as norm_of (in the whole optimizer's order) it clips and updates its share,
 // which the other rank then copies. Both end with the bits of one optimizer over all the parameters.

@@ -139,8 +139,8 @@ std::string GraphedTrainStep::record(const std::vector<TrainBatch>& batches) {
       }
       adamw_inputs_.steps.push_back(steps_.narrow(0, group_offsets[g++], n));  // a view: no allocation
     }
-    const AdamWStepResult step = multi_tensor_clip_and_adamw_step(optimizer_, grad_clip_, {}, skips_.uncounted(), {},
-                                                                  &adamw_inputs_);
+    const AdamWStepResult step = device_input_clip_and_adamw_step(optimizer_, grad_clip_, skips_.uncounted(),
+                                                                  adamw_inputs_);
     skips_.record(step);
   });
   // Gradients made while recording live in the graph's pool: each replay writes them again.

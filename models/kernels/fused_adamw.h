@@ -47,15 +47,16 @@ struct DeviceAdamWInputs {
 // Takes n skipped steps back from every parameter's Adam step counter (see AdamWStepResult).
 void take_back_skipped_steps(torch::optim::AdamW& optimizer, int64_t n);
 
-// The multi-tensor path on its own (tests compare it with the library on whatever device has it). With
-// device_inputs (CUDA, LibTorch >= 2.2: a tensor learning rate) the learning rate and step counters come from them
-// and nothing is read from or written to the host: the call can be captured in a CUDA graph.
+// The multi-tensor path on its own (tests compare it with the library on whatever device has it).
 bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& norm_of = {});
 AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
                                                  const torch::Tensor& loss_scale = {},
                                                  const torch::Tensor& uncounted = {},
-                                                 const std::vector<torch::Tensor>& norm_of = {},
-                                                 const DeviceAdamWInputs* device_inputs = nullptr);
+                                                 const std::vector<torch::Tensor>& norm_of = {});
+// The multi-tensor path with the learning rate and step counters read from INPUTS on the device (LibTorch >= 2.2:
+// _fused_adamw_'s tensor lr): nothing is read from or written to the host, so a CUDA graph can record the call.
+AdamWStepResult device_input_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                                 const torch::Tensor& uncounted, const DeviceAdamWInputs& inputs);
 
 // The gradients a step's norm is taken over: norm_of when given, else the defined gradients of the optimizer's
 // parameters, group by group.

@@ -37,10 +37,12 @@ bool multi_tensor_adamw_supported(torch::optim::AdamW& optimizer, const std::vec
 #endif
 }
 
-AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
-                                                 const torch::Tensor& loss_scale, const torch::Tensor& uncounted,
-                                                 const std::vector<torch::Tensor>& norm_of,
-                                                 const DeviceAdamWInputs* device_inputs) {
+namespace {
+
+// Both paths: the host's lr and counters (device_inputs null) or those of device_inputs.
+AdamWStepResult clip_and_adamw(torch::optim::AdamW& optimizer, double max_norm, const torch::Tensor& loss_scale,
+                               const torch::Tensor& uncounted, const std::vector<torch::Tensor>& norm_of,
+                               const DeviceAdamWInputs* device_inputs) {
 #if LMZOO_HAS_FUSED_ADAMW
   torch::NoGradGuard no_grad;
   const std::vector<torch::Tensor> all_grads = gradients_for_norm(optimizer, norm_of);
@@ -90,6 +92,7 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
                         o.eps(), /*amsgrad=*/false, /*maximize=*/false, grad_scale, found_inf);
       continue;
 #else
+      (void)g;
       TORCH_CHECK(false, "a tensor learning rate for AdamW needs LibTorch 2.2 or later");
 #endif
     }
@@ -105,6 +108,19 @@ AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer,
   TORCH_CHECK(false, "multi-tensor AdamW needs LibTorch 2.1 or later");
   return {};
 #endif
+}
+
+}  // namespace
+
+AdamWStepResult multi_tensor_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                                 const torch::Tensor& loss_scale, const torch::Tensor& uncounted,
+                                                 const std::vector<torch::Tensor>& norm_of) {
+  return clip_and_adamw(optimizer, max_norm, loss_scale, uncounted, norm_of, nullptr);
+}
+
+AdamWStepResult device_input_clip_and_adamw_step(torch::optim::AdamW& optimizer, double max_norm,
+                                                 const torch::Tensor& uncounted, const DeviceAdamWInputs& inputs) {
+  return clip_and_adamw(optimizer, max_norm, {}, uncounted, {}, &inputs);
 }
 
 }  // namespace lmzoo
