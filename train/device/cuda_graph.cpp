@@ -25,7 +25,7 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 }  // namespace
 
 struct CudaGraph::Impl {
-  at::cuda::CUDAGraph graph;
+  std::unique_ptr<at::cuda::CUDAGraph> graph;  // made when recording: its constructor asks for the current stream
   bool recorded = false;
 };
 #else
@@ -65,13 +65,14 @@ std::string CudaGraph::record(const std::function<void()>& work) {
     const bool autocast_cache = at::autocast::is_autocast_cache_enabled();
     at::autocast::set_autocast_cache_enabled(false);
     try {
-      impl_->graph.capture_begin();
+      impl_->graph = std::make_unique<at::cuda::CUDAGraph>();
+      impl_->graph->capture_begin();
       try {
         work();
       } catch (const std::exception& e) {
         error = first_line(e.what());
       }
-      impl_->graph.capture_end();  // ends the stream's capture mode even when `work` failed
+      impl_->graph->capture_end();  // ends the stream's capture mode even when `work` failed
     } catch (const std::exception& e) {
       if (error.empty()) error = first_line(e.what());
     }
@@ -90,7 +91,7 @@ std::string CudaGraph::record(const std::function<void()>& work) {
 
 void CudaGraph::replay() {
   if (!impl_->recorded) throw std::logic_error("CudaGraph::replay before a successful record");
-  impl_->graph.replay();
+  impl_->graph->replay();
 }
 #else
 std::string CudaGraph::record(const std::function<void()>&) {
