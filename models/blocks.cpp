@@ -2,6 +2,8 @@
 // or x + drop(attn(ln_1 x)) + drop(mlp(ln_2 x)) (parallel residual, pre-norm).
 #include "models/blocks.h"
 
+#include "models/kernels/add_norm.h"
+
 namespace lmzoo {
 
 namespace {
@@ -11,6 +13,15 @@ namespace {
 torch::Tensor add_residual(const torch::Tensor& x, torch::Tensor out) {
   if (out.scalar_type() == x.scalar_type() && out.sizes() == x.sizes()) return out.add_(x);
   return x + out;
+}
+
+// {x + out, norm(x + out)}: one CUDA kernel under --fused-add-norm where it applies, else the add and the norm.
+SumAndNorm add_then_norm(Norm& norm, const torch::Tensor& x, torch::Tensor out) {
+  if (fused_add_norm_applies(x, out, norm->weight, norm->bias)) {
+    return fused_add_norm(x, out, norm->weight, norm->bias, norm->eps(), norm->rms());
+  }
+  auto sum = add_residual(x, std::move(out));
+  return {sum, norm->forward(sum)};
 }
 
 }  // namespace
@@ -31,11 +42,11 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const Attent
     return add_residual(x, add_residual(a, resid_dropout(mlp(ln_2(x)))));
   }
   if (pre_norm_) {
-    auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
-    return add_residual(h, resid_dropout(mlp(ln_2(h))));
+    const auto h = add_then_norm(ln_2, x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
+    return add_residual(h.sum, resid_dropout(mlp(h.normed)));
   }
-  auto h = ln_1(add_residual(x, resid_dropout(attn(x, mask, cache, position_bias))));
-  return ln_2(add_residual(h, resid_dropout(mlp(h))));
+  const auto h = add_then_norm(ln_1, x, resid_dropout(attn(x, mask, cache, position_bias))).normed;
+  return add_then_norm(ln_2, h, resid_dropout(mlp(h))).normed;
 }
 
 DecoderBlockImpl::DecoderBlockImpl(const ModelConfig& config, const PositionTables& tables)
@@ -57,13 +68,13 @@ torch::Tensor DecoderBlockImpl::forward(const torch::Tensor& x, const AttentionM
   // several times), so the backward sums them in the same order whether or not the block is checkpointed.
   const torch::Tensor memory = memory_in.defined() ? memory_in.view_as(memory_in) : memory_in;
   if (pre_norm_) {
-    auto h = add_residual(x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
-    h = add_residual(h, resid_dropout(cross_attn(ln_2(h), memory, memory_blocked, cross_cache)));
-    return add_residual(h, resid_dropout(mlp(ln_3(h))));
+    const auto h = add_then_norm(ln_2, x, resid_dropout(attn(ln_1(x), mask, cache, position_bias)));
+    const auto h2 = add_then_norm(ln_3, h.sum, resid_dropout(cross_attn(h.normed, memory, memory_blocked, cross_cache)));
+    return add_residual(h2.sum, resid_dropout(mlp(h2.normed)));
   }
-  auto h = ln_1(add_residual(x, resid_dropout(attn(x, mask, cache, position_bias))));
-  h = ln_2(add_residual(h, resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache))));
-  return ln_3(add_residual(h, resid_dropout(mlp(h))));
+  auto h = add_then_norm(ln_1, x, resid_dropout(attn(x, mask, cache, position_bias))).normed;
+  h = add_then_norm(ln_2, h, resid_dropout(cross_attn(h, memory, memory_blocked, cross_cache))).normed;
+  return add_then_norm(ln_3, h, resid_dropout(mlp(h))).normed;
 }
 
 }  // namespace lmzoo

@@ -11,7 +11,7 @@
 #             undefined, under the version node libcudnn.so.9 that they ask for. Nothing calls them without a GPU;
 #             a call would abort with a message.
 #   build     tools/build.sh /root/lmzoo-build-cuda -DCMAKE_CUDA_ARCHITECTURES=90. The configure line must say
-#             "CUDA 1, Gloo 1, NCCL 1"; no compiler warning and no CMake warning is allowed.
+#             "CUDA 1, Gloo 1, NCCL 1" and "own CUDA kernels 1" (nvcc compiled models/kernels/cuda/); no compiler warning and no CMake warning is allowed.
 #   suite     ctest -j2 in that build, after fetching the GPT-2 and tokenizer.json references as tools/test.sh
 #             does. The [cuda] cases must be the skipped ones.
 #   device    lmzoo train, eval, generate and bench with --device cuda: each must exit non-zero with exactly one
@@ -160,8 +160,8 @@ inside_build() {
     result "build FAIL: exit $rc; $configured; see $log"
     return 1
   fi
-  if [[ "$configured" != *"CUDA 1, Gloo 1, NCCL 1"* ]]; then
-    result "build FAIL: configured as '$configured', not CUDA 1, Gloo 1, NCCL 1"
+  if [[ "$configured" != *"CUDA 1, Gloo 1, NCCL 1"* || "$configured" != *"own CUDA kernels 1"* ]]; then
+    result "build FAIL: configured as '$configured', not CUDA 1, Gloo 1, NCCL 1 with own CUDA kernels 1"
     return 1
   fi
   if [ "$warnings" -ne 0 ] || [ "$cmake_warnings" -ne 0 ]; then

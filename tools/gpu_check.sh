@@ -263,13 +263,16 @@ build_lmzoo() {
     return 1
   fi
   grep -m 1 'lmzoo: LibTorch' "$log" | sed 's/^-- /  /'
-  if grep -q 'lmzoo: LibTorch .*CUDA 0' "$log"; then
+  if grep -q 'lmzoo: LibTorch [^,]*, CUDA 0,' "$log"; then
     if [ "$DRY" = 1 ]; then
       note "(dry run, would fail here) configured against a LibTorch without CUDA"
     else
       fail "build" "configured against a LibTorch without CUDA; see $log"
       return 1
     fi
+  elif grep -q 'lmzoo: LibTorch .*own CUDA kernels 0' "$log"; then
+    fail "build" "CMake found no working CUDA compiler for lmzoo's own kernels (models/kernels/cuda/); see $log"
+    return 1
   fi
   pass "build"
   note "binary: $LMZOO"
@@ -529,7 +532,7 @@ table = [("gpt2: lmzoo bench (bf16)", "gpt2_lmzoo"), ("gpt2: lmzoo bench --fused
          ("gpt2: lmzoo bench, all levers (*)", "gpt2_lmzoo_graphs"),
          ("gpt2: gpu_reference.py eager", "gpt2_eager"), ("gpt2: gpu_reference.py --compile", "gpt2_compiled"),
          ("bert-base: lmzoo bench", "bert_lmzoo"), ("bert-base: lmzoo bench --fused-loss", "bert_lmzoo_fused"),
-         ("bert-base: transformers eager", "bert_hf"), ("t5-small: lmzoo bench", "t5_lmzoo"),
+         ("bert-base: lmzoo bench, all levers (*)", "bert_lmzoo_graphs"), ("bert-base: transformers eager", "bert_hf"), ("t5-small: lmzoo bench", "t5_lmzoo"),
          ("t5-small: lmzoo bench --fused-loss", "t5_lmzoo_fused"),
          ("t5-small: lmzoo bench, all levers (*)", "t5_lmzoo_graphs"), ("t5-small: transformers eager", "t5_hf")]
 for label, name in table:
@@ -540,8 +543,8 @@ for label, name in table:
     tps = med(rs, "tokens_per_s")
     print(f"{label:48} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
           f"{fmt(mfu and 100 * mfu, '{:.1f}%'):>7} {fmt(mem and mem / 2**30, '{:.2f}'):>9}")
-print("(*) --fused-loss --cuda-graphs --attention-kernel fastest")
-for name in ("gpt2_lmzoo_graphs", "t5_lmzoo_graphs"):
+print("(*) --fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm")
+for name in ("gpt2_lmzoo_graphs", "bert_lmzoo_graphs", "t5_lmzoo_graphs"):
     for r in rows(name)[:1]:
         print(f"{name}: cuda graphs {r.get('cuda_graphs', '-')}; attention {r.get('attention', '-')}")
 print()
@@ -569,7 +572,7 @@ speed() {
   header "speed: lmzoo bench vs tools/gpu_reference.py, $ROUNDS rounds of $SPEED_STEPS iterations ($SPEED_SKIP left out)"
   require_binary
   local dir="$WORK_DIR/speed" corpus data r
-  local levers=(--fused-loss --cuda-graphs --attention-kernel fastest)
+  local levers=(--fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm)
   local steps=(--steps "$SPEED_STEPS" --skip "$SPEED_SKIP") iters=(--iters "$SPEED_STEPS" --skip "$SPEED_SKIP")
   # The programs' shapes: GPT-2 124M, bert-base and t5-small at 512 tokens; a dry run's are tiny, on the CPU.
   local gpt=(--preset gpt2 --batch-size 16) reference=(--batch-size 16) bert=(--preset bert-base --seq-len 512)
@@ -616,6 +619,8 @@ speed() {
     --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${steps[@]}" --json
   bench_into "speed bert-base lmzoo --fused-loss" "$dir/bert_lmzoo_fused.jsonl" "$LMZOO" bench "${bert[@]}" \
     --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" --fused-loss "${steps[@]}" --json
+  bench_into "speed bert-base lmzoo all levers" "$dir/bert_lmzoo_graphs.jsonl" "$LMZOO" bench "${bert[@]}" \
+    --data "$data" --device "$DEVICE" --precision bf16 --batch-size "$encoder_batch" "${levers[@]}" "${steps[@]}" --json
   [ "$have_hf" = 1 ] && bench_into "speed bert-base transformers" "$dir/bert_hf.jsonl" \
     hf_reference bert "$data" "$encoder_batch" "$encoder_seq" "$SPEED_STEPS" "$SPEED_SKIP" "$DEVICE"
   bench_into "speed t5-small lmzoo" "$dir/t5_lmzoo.jsonl" "$LMZOO" bench "${t5[@]}" --data "$data" \

@@ -80,6 +80,9 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   FIELD(bool, cuda_graphs, false, "cuda-graphs", kOptional, "Training", true,                                         \
         "CUDA: record the step (forward, backward, clip, AdamW) once as a CUDA graph and replay it; what cannot be "  \
         "replayed runs as usual and the run says why (--cuda-graphs=false on --resume: stop)")                        \
+  /* Each residual addition and the norm after it in one CUDA kernel of lmzoo's own (models/kernels/add_norm.h). */   \
+  FIELD(bool, fused_add_norm, false, "fused-add-norm", kOptional, "Training", true,                                   \
+        "CUDA: each residual addition and the norm after it in one kernel, forward and backward (plain ops elsewhere)") \
   /* Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h). */        \
   FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
         "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \

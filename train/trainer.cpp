@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/interrupt.h"
+#include "models/kernels/add_norm.h"
 #include "models/kernels/fused_adamw.h"
 #include "models/memory_estimate.h"
 #include "models/parameter_sizes.h"
@@ -107,6 +108,7 @@ class TrainingRun {
   torch::Tensor graphed_step(const std::vector<TrainBatch>& micro_batches, const std::vector<torch::Tensor>& weights);
   void set_up_cuda_graphs();
   void choose_attention_kernel();
+  void switch_on_fused_add_norm();
   void cuda_graphs_off(const std::string& why);
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
@@ -139,6 +141,7 @@ class TrainingRun {
   std::unique_ptr<SkipMonitor> skips_;
   std::unique_ptr<GraphedTrainStep> graphed_;  // --cuda-graphs while the step can be replayed
   std::unique_ptr<PreferredAttentionKernel> attention_kernel_;  // --attention-kernel, for the run's lifetime
+  std::unique_ptr<FusedAddNormScope> fused_add_norm_;           // --fused-add-norm, for the run's lifetime
   Progress progress_;
   int64_t trainable_parameters_ = 0;  // LoRA runs: what trains
   int64_t tokens_per_step_ = 0;
@@ -273,6 +276,7 @@ void TrainingRun::open_outputs() {
   skips_ = std::make_unique<SkipMonitor>(device_);
   if (cfg_.cuda_graphs) set_up_cuda_graphs();
   choose_attention_kernel();
+  if (cfg_.fused_add_norm) switch_on_fused_add_norm();
   const int64_t world = ranks_ ? ranks_->world_size() : 1;
   tokens_per_step_ = task_->tokens_per_batch() * cfg_.grad_accum * world;  // all ranks
   if (shows_) {
@@ -456,6 +460,16 @@ void TrainingRun::choose_attention_kernel() {
     attention_kernel_ = std::make_unique<PreferredAttentionKernel>(cfg_.attention_kernel);
   }
   if (shows_) progress_.note("attention: " + result_.attention);
+}
+
+// --fused-add-norm: the blocks' residual additions and the norms after them in lmzoo's CUDA kernel where it runs;
+// says which.
+void TrainingRun::switch_on_fused_add_norm() {
+  fused_add_norm_ = std::make_unique<FusedAddNormScope>(true);
+  const std::string why = fused_add_norm_unavailable_reason(device_);
+  if (shows_) {
+    progress_.note(why.empty() ? "fused add + norm: lmzoo's CUDA kernel" : "fused add + norm: plain ops (" + why + ")");
+  }
 }
 
 void TrainingRun::cuda_graphs_off(const std::string& why) {

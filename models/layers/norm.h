@@ -10,6 +10,8 @@ class NormImpl : public torch::nn::Module {
  public:
   NormImpl(int64_t dim, NormKind kind, bool bias, double eps);
   torch::Tensor forward(const torch::Tensor& x);
+  double eps() const { return eps_; }
+  bool rms() const { return rms_; }
 
   torch::Tensor weight, bias;  // bias undefined when absent
 
