@@ -100,8 +100,18 @@ TEST_CASE("CUDA: the fused add + norm kernel equals the add and the norm module,
       {torch::kBFloat16, torch::kBFloat16, torch::kBFloat16, NormKind::kRmsNorm, false, 3e-2},
       {torch::kHalf, torch::kHalf, torch::kFloat, NormKind::kLayerNorm, true, 4e-3},
   };
+  {  // rows the kernel does not take go to the plain ops
+    const FusedAddNormScope on(true);
+    const auto options = torch::TensorOptions(cuda);
+    const auto wide = torch::randn({2, 6017}, options), rows = torch::randn({2, 6016}, options);
+    CHECK_FALSE(fused_add_norm_applies(wide, wide, torch::ones({6017}, options), torch::Tensor()));
+    CHECK(fused_add_norm_applies(rows, rows, torch::ones({6016}, options), torch::Tensor()));
+    CHECK_FALSE(fused_add_norm_applies(rows, rows.to(torch::kDouble), torch::ones({6016}, options), torch::Tensor()));
+    CHECK_FALSE(fused_add_norm_applies(rows.to(torch::kBFloat16), rows, torch::ones({6016}, options), torch::Tensor()));
+    CHECK_FALSE(fused_add_norm_applies(rows, rows.narrow(0, 0, 1), torch::ones({6016}, options), torch::Tensor()));
+  }
   for (const Case& c : cases) {
-    for (int64_t columns : {768, 100, 32, 2048}) {
+    for (int64_t columns : {768, 100, 32, 2048, 6016}) {
       for (bool sum_used : {true, false}) {  // pre-norm uses the sum further on; post-norm only the normed rows
         INFO(c10::toString(c.x) << " + " << c10::toString(c.out) << ", weight " << c10::toString(c.weight)
                                 << (c.norm == NormKind::kRmsNorm ? " RMSNorm" : " LayerNorm") << ", " << columns

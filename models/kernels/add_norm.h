@@ -33,7 +33,7 @@ class FusedAddNormScope {
 std::string fused_add_norm_unavailable_reason(const torch::Device& device);
 
 // True when fused_add_norm takes these tensors: switched on, the kernel in this build, CUDA tensors of the same
-// shape, x's dtype that of x + out, the weight fp32 or x's dtype, rows of at most 6144 features.
+// shape, x's dtype that of x + out, the weight fp32 or x's dtype, rows of at most 6016 features.
 bool fused_add_norm_applies(const torch::Tensor& x, const torch::Tensor& out, const torch::Tensor& weight,
                             const torch::Tensor& bias);
 

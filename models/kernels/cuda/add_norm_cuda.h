@@ -9,9 +9,9 @@ namespace lmzoo::cuda_kernels {
 // The element types the kernels read and write (their arithmetic is fp32).
 enum class ElementType { kFloat, kBFloat16, kHalf };
 
-// The widest row the backward kernel takes: its per-block weight-gradient sums (2 x columns floats) live in
-// shared memory.
-constexpr int64_t kAddNormMaxColumns = 6144;
+// The widest row the backward kernel takes: its per-block weight-gradient sums (2 x columns floats) and its
+// 128-byte reduction scratch fit the 48 KiB of shared memory a block gets without opting in to more.
+constexpr int64_t kAddNormMaxColumns = 6016;
 
 // What the forward kernel reads and writes. x, h and sum have x_type (h: h_type), gamma, beta and y have
 // weight_type; mean and rstd are fp32, one per row (mean unused for RMSNorm). beta may be null. All rows
