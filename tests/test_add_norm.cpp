@@ -13,9 +13,7 @@
 #include "models/layers/positions.h"
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
-#include "train/optimizer.h"
-#include "train/task.h"
-#include "train/trainer.h"
+#include "tests/train_run_helpers.h"
 
 using namespace lmzoo;
 using namespace lmzoo::test;
@@ -70,11 +68,16 @@ TEST_CASE("fused add + norm: CPU tensors take the plain ops even when switched o
   CHECK_FALSE(fused_add_norm_applies(x, out, torch::ones({8}), torch::Tensor()));
 }
 
-TEST_CASE("CLI: train and bench take --fused-add-norm; a bad value is one line", "[add_norm][cli]") {
-  const auto r = run_cli("bench --vocab-size 99 --steps 3 --skip 1 --batch-size 2 --threads 1 --fused-add-norm --json");
+TEST_CASE("CLI: a CPU run with --fused-add-norm says it takes the plain ops; a bad value is one line",
+          "[add_norm][cli]") {
+  const std::string bench = "bench --vocab-size 99 --steps 3 --skip 1 --batch-size 2 --threads 1";
+  const auto r = run_cli(bench + " --fused-add-norm");
   INFO(r.err << r.out);
   REQUIRE(r.exit_code == 0);
-  CHECK(mentions(r.out, "ms_per_iter_median"));
+  CHECK(mentions(r.err, "fused add + norm: plain ops (the device is cpu, not a CUDA GPU)\n"));
+  const auto plain = run_cli(bench);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_FALSE(mentions(plain.err, "fused add + norm"));
   const auto bad = run_cli("bench --vocab-size 99 --steps 3 --fused-add-norm=maybe");
   CHECK(bad.exit_code == 2);
   CHECK(count_lines(bad.err) == 1);
@@ -235,24 +238,12 @@ TEST_CASE("CUDA: a training run with --fused-add-norm follows the plain run's lo
   for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
     INFO(enum_name(precision));
     auto losses_of = [&](bool fused) {
-      TrainRequest request;
-      request.model = tiny_gpt_config();
-      request.model.dropout = 0.0;
-      request.train = bench_defaults(5);
-      request.train.batch_size = 4;
+      ModelConfig model = tiny_gpt_config();
+      model.dropout = 0.0;
+      TrainRequest request = random_token_run(model, 5, 4, cuda);
       request.train.precision = precision;
       request.train.fused_add_norm = fused;
-      request.train.device = cuda.str();
-      request.random_tokens = true;
-      request.write_outputs = false;
-      request.show_progress = false;
-      std::vector<double> losses;
-      request.callbacks.on_step = [&](const StepReport& r) {
-        losses.push_back(r.train_loss);
-        return RunControl::kContinue;
-      };
-      train_model(request, cuda);
-      return losses;
+      return losses_per_step(request, cuda);
     };
     const auto plain = losses_of(false), fused = losses_of(true);
     REQUIRE(plain.size() == 5);

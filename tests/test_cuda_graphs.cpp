@@ -10,6 +10,7 @@
 #include "models/torch_compat.h"
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
+#include "tests/train_run_helpers.h"
 #include "train/device/host_sync_check.h"
 #include "train/graphed_step.h"
 #include "train/optimizer.h"
@@ -26,18 +27,12 @@ bool mentions(const std::string& text, const std::string& part) { return text.fi
 
 // A tiny gpt run over random tokens on DEVICE that reads its loss after every step.
 TrainRequest graphs_run(bool cuda_graphs, const torch::Device& device, Precision precision = Precision::kFp32) {
-  TrainRequest request;
-  request.model = tiny_gpt_config();
-  request.model.dropout = 0.0;
-  request.train = bench_defaults(7);
-  request.train.batch_size = 4;
+  ModelConfig model = tiny_gpt_config();
+  model.dropout = 0.0;
+  TrainRequest request = random_token_run(model, 7, 4, device);
   request.train.grad_accum = 2;
   request.train.precision = precision;
   request.train.cuda_graphs = cuda_graphs;
-  request.train.device = device.str();
-  request.random_tokens = true;
-  request.write_outputs = false;
-  request.show_progress = false;
   return request;
 }
 
@@ -46,13 +41,9 @@ struct Trained {
   std::vector<double> losses;  // per step
 };
 
-Trained train_recording(TrainRequest request, const torch::Device& device) {
+Trained train_recording(const TrainRequest& request, const torch::Device& device) {
   Trained out;
-  request.callbacks.on_step = [&](const StepReport& r) {
-    out.losses.push_back(r.train_loss);
-    return RunControl::kContinue;
-  };
-  out.result = train_model(request, device);
+  out.losses = losses_per_step(request, device, &out.result);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "tests/cli_checks.h"
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
+#include "tests/train_run_helpers.h"
 #include "train/task.h"
 #include "train/trainer.h"
 
@@ -123,22 +124,9 @@ namespace {
 
 // The mean train loss of each of STEPS steps of MODEL on random tokens (gpt) or a fresh task, fused or not.
 std::vector<double> step_losses(const ModelConfig& model, bool fused, int64_t steps) {
-  TrainRequest request;
-  request.model = model;
-  request.train = bench_defaults(steps);
-  request.train.batch_size = 3;
+  TrainRequest request = random_token_run(model, steps, 3, torch::kCPU);
   request.train.fused_loss = fused;
-  request.train.device = "cpu";
-  request.random_tokens = true;
-  request.write_outputs = false;
-  request.show_progress = false;
-  std::vector<double> losses;
-  request.callbacks.on_step = [&](const StepReport& r) {
-    losses.push_back(r.train_loss);
-    return RunControl::kContinue;
-  };
-  train_model(request, torch::kCPU);
-  return losses;
+  return losses_per_step(request, torch::kCPU);
 }
 
 }  // namespace
