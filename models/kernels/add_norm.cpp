@@ -88,7 +88,7 @@ struct FusedAddNormFunction : torch::autograd::Function<FusedAddNormFunction> {
     cuda_kernels::AddNormBackward args{kernel_type(sum.scalar_type()), kernel_type(weight.scalar_type()),
                                        dy.data_ptr(), dsum.defined() ? dsum.data_ptr() : nullptr, sum.data_ptr(),
                                        weight.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows,
-                                       columns, rms, dx.data_ptr(), dgamma_partial.data_ptr<float>(),
+                                       columns, blocks, rms, dx.data_ptr(), dgamma_partial.data_ptr<float>(),
                                        dbeta_partial.data_ptr<float>()};
     check_launch(cuda_kernels::add_norm_backward(args, c10::cuda::getCurrentCUDAStream().stream()), "backward");
     const auto dgamma = dgamma_partial.sum(0).to(weight.scalar_type());  // (C)

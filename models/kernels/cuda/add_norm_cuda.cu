@@ -173,13 +173,12 @@ int64_t add_norm_backward_blocks(int64_t rows) {
 
 const char* add_norm_backward(const AddNormBackward& a, void* stream) {
   if (a.rows == 0) return nullptr;
-  const int64_t blocks = add_norm_backward_blocks(a.rows);
   const size_t shared_bytes = size_t(2 * a.columns) * sizeof(float);
   with_type(a.x_type, [&](auto x_tag) {
     with_type(a.weight_type, [&](auto w_tag) {
       using TX = decltype(x_tag);
       using TW = decltype(w_tag);
-      add_norm_backward_kernel<TX, TW><<<unsigned(blocks), threads_for(a.columns), shared_bytes, cudaStream_t(stream)>>>(
+      add_norm_backward_kernel<TX, TW><<<unsigned(a.blocks), threads_for(a.columns), shared_bytes, cudaStream_t(stream)>>>(
           static_cast<const TW*>(a.dy), static_cast<const TX*>(a.dsum), static_cast<const TX*>(a.sum),
           static_cast<const TW*>(a.gamma), a.mean, a.rstd, a.rows, a.columns, a.rms, static_cast<TX*>(a.dx),
           a.dgamma_partial, a.dbeta_partial);

@@ -32,8 +32,9 @@ struct AddNormForward {
 };
 
 // What the backward kernel reads and writes: dy (weight_type) and, when not null, dsum (x_type), the gradient
-// the residual stream brings to sum; dx (x_type) = dsum + the norm's input gradient; per block b, its rows' sums
-// of dy * xhat and of dy in dgamma_partial[b * columns + j] and dbeta_partial[b * columns + j].
+// the residual stream brings to sum; dx (x_type) = dsum + the norm's input gradient; per block b of `blocks`
+// (add_norm_backward_blocks), its rows' sums of dy * xhat and of dy in dgamma_partial[b * columns + j] and
+// dbeta_partial[b * columns + j].
 struct AddNormBackward {
   ElementType x_type, weight_type;
   const void* dy;
@@ -42,7 +43,7 @@ struct AddNormBackward {
   const void* gamma;
   const float* mean;
   const float* rstd;
-  int64_t rows, columns;
+  int64_t rows, columns, blocks;
   bool rms;
   void* dx;
   float* dgamma_partial;
