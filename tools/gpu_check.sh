@@ -543,7 +543,7 @@ for label, name in table:
     tps = med(rs, "tokens_per_s")
     print(f"{label:48} {len(rs):>4} {fmt(ms, '{:.2f}'):>9} {fmt(tps, '{:,.0f}'):>11} "
           f"{fmt(mfu and 100 * mfu, '{:.1f}%'):>7} {fmt(mem and mem / 2**30, '{:.2f}'):>9}")
-print("(*) --fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm")
+print("(*) --fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm --fused-bias-gelu")
 for name in ("gpt2_lmzoo_graphs", "bert_lmzoo_graphs", "t5_lmzoo_graphs"):
     for r in rows(name)[:1]:
         print(f"{name}: cuda graphs {r.get('cuda_graphs', '-')}; attention {r.get('attention', '-')}")
@@ -572,7 +572,7 @@ speed() {
   header "speed: lmzoo bench vs tools/gpu_reference.py, $ROUNDS rounds of $SPEED_STEPS iterations ($SPEED_SKIP left out)"
   require_binary
   local dir="$WORK_DIR/speed" corpus data r
-  local levers=(--fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm)
+  local levers=(--fused-loss --cuda-graphs --attention-kernel fastest --fused-add-norm --fused-bias-gelu)
   local steps=(--steps "$SPEED_STEPS" --skip "$SPEED_SKIP") iters=(--iters "$SPEED_STEPS" --skip "$SPEED_SKIP")
   # The programs' shapes: GPT-2 124M, bert-base and t5-small at 512 tokens; a dry run's are tiny, on the CPU.
   local gpt=(--preset gpt2 --batch-size 16) reference=(--batch-size 16) bert=(--preset bert-base --seq-len 512)

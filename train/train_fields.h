@@ -83,6 +83,10 @@ enum class TrainFlagKind { kValue, kOptional, kSwitch, kNone };
   /* Each residual addition and the norm after it in one CUDA kernel of lmzoo's own (models/kernels/add_norm.h). */   \
   FIELD(bool, fused_add_norm, false, "fused-add-norm", kOptional, "Training", true,                                   \
         "CUDA: each residual addition and the norm after it in one kernel, forward and backward (plain ops elsewhere)") \
+  /* The feed-forward's bias + tanh GELU in cuBLASLt's epilogues, forward and backward (models/kernels/gelu_mlp.h). */ \
+  FIELD(bool, fused_bias_gelu, false, "fused-bias-gelu", kOptional, "Training", true,                                 \
+        "CUDA: the feed-forward's bias and tanh GELU in the epilogue of its first matrix product (cuBLASLt), and "    \
+        "GELU's derivative and the bias gradient in the backward product's (gelu-tanh models; plain ops elsewhere)")  \
   /* Several ranks: each keeps the AdamW state of its share of the parameters (ZeRO-1, optimizer_shards.h). */        \
   FIELD(bool, shard_optimizer, false, "shard-optimizer", kOptional, "Distributed (under torchrun)", true,             \
         "ZeRO-1: each rank keeps AdamW's state for about 1/N of the parameters; the same weights as without "          \

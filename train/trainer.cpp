@@ -14,6 +14,7 @@
 #include "base/interrupt.h"
 #include "models/kernels/add_norm.h"
 #include "models/kernels/fused_adamw.h"
+#include "models/kernels/gelu_mlp.h"
 #include "models/memory_estimate.h"
 #include "models/parameter_sizes.h"
 #include "models/presets.h"
@@ -109,6 +110,8 @@ class TrainingRun {
   void set_up_cuda_graphs();
   void choose_attention_kernel();
   void switch_on_fused_add_norm();
+  void switch_on_fused_bias_gelu();
+  void note_bias_gelu_refusal();
   void cuda_graphs_off(const std::string& why);
   bool settle_at_sync_point(bool sync_point, bool stopping);
   void log_step_if(const StepOutcome& step, bool log_step, bool stopping);
@@ -142,6 +145,8 @@ class TrainingRun {
   std::unique_ptr<GraphedTrainStep> graphed_;  // --cuda-graphs while the step can be replayed
   std::unique_ptr<PreferredAttentionKernel> attention_kernel_;  // --attention-kernel, for the run's lifetime
   std::unique_ptr<FusedAddNormScope> fused_add_norm_;           // --fused-add-norm, for the run's lifetime
+  std::unique_ptr<FusedBiasGeluScope> fused_bias_gelu_;         // --fused-bias-gelu, for the run's lifetime
+  bool bias_gelu_refusal_noted_ = false;
   Progress progress_;
   int64_t trainable_parameters_ = 0;  // LoRA runs: what trains
   int64_t tokens_per_step_ = 0;
@@ -277,6 +282,7 @@ void TrainingRun::open_outputs() {
   if (cfg_.cuda_graphs) set_up_cuda_graphs();
   choose_attention_kernel();
   if (cfg_.fused_add_norm) switch_on_fused_add_norm();
+  if (cfg_.fused_bias_gelu) switch_on_fused_bias_gelu();
   const int64_t world = ranks_ ? ranks_->world_size() : 1;
   tokens_per_step_ = task_->tokens_per_batch() * cfg_.grad_accum * world;  // all ranks
   if (shows_) {
@@ -319,6 +325,7 @@ TrainResult TrainingRun::run_steps() {
   while (state_.step < cfg_.steps) {
     fault_point("step", state_.step);  // where the suite's fault-injection build kills a rank
     const StepOutcome step = train_step();
+    if (fused_bias_gelu_ && !bias_gelu_refusal_noted_) note_bias_gelu_refusal();
     if (request_.callbacks.after_step) request_.callbacks.after_step(state_.step);
     // Reading from the device waits for it: only at log, eval and stop steps, or every step for a step callback
     // (on a CPU, every step).
@@ -469,6 +476,27 @@ void TrainingRun::switch_on_fused_add_norm() {
   const std::string why = fused_add_norm_unavailable_reason(device_);
   if (shows_) {
     progress_.note(why.empty() ? "fused add + norm: lmzoo's CUDA kernel" : "fused add + norm: plain ops (" + why + ")");
+  }
+}
+
+// --fused-bias-gelu: the feed-forward layers' GELU side in cuBLASLt's epilogues where they run; says which.
+void TrainingRun::switch_on_fused_bias_gelu() {
+  fused_bias_gelu_ = std::make_unique<FusedBiasGeluScope>(true);
+  const std::string why = fused_bias_gelu_unavailable_reason(device_, info_.model);
+  if (shows_) {
+    progress_.note(why.empty() ? "fused bias + GELU: cuBLASLt's epilogues"
+                               : "fused bias + GELU: plain ops (" + why + ")");
+  }
+}
+
+// Once per run: a product cuBLASLt had no epilogue kernel for took the plain ops.
+void TrainingRun::note_bias_gelu_refusal() {
+  const std::string refusal = gelu_mlp_first_refusal();
+  if (refusal.empty()) return;
+  bias_gelu_refusal_noted_ = true;
+  if (shows_) {
+    progress_.note("fused bias + GELU: " + refusal + ": such products take the plain ops (seen in step " +
+                   std::to_string(state_.step) + ")");
   }
 }
 

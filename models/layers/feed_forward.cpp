@@ -2,6 +2,7 @@
 #include "models/layers/feed_forward.h"
 
 #include "models/kernels/activation_kernel.h"
+#include "models/kernels/gelu_mlp.h"
 #include "models/kernels/low_precision_linear.h"
 
 namespace lmzoo {
@@ -30,6 +31,11 @@ FeedForwardImpl::FeedForwardImpl(const ModelConfig& config) : activation_(config
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  // --fused-bias-gelu: a plain tanh-GELU layer without adapters as one function with cuBLASLt's epilogues.
+  if (activation_ == Activation::kGeluTanh && !c_fc_lin && !hidden_dropout && !lora_fc && !lora_proj &&
+      fused_bias_gelu_applies(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias)) {
+    return gelu_mlp(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias);
+  }
   const int64_t ff = c_fc->weight.size(0);
   auto h = apply_activation(with_lora(apply_linear(x, c_fc), x, {{lora_fc, ff}}),
                             activation_);  // (B, T, ff)

@@ -64,7 +64,7 @@ cxxopts::Options bench_options() {
       ("json", "print only the JSON result line");
   add_train_field_options(options, "Fine-tuning and memory");
   add_host_memory_option(options, "Fine-tuning and memory");
-  add_train_field_options(options, {"cuda-graphs", "attention-kernel", "fused-add-norm"}, "CUDA speed");
+  add_train_field_options(options, {"cuda-graphs", "attention-kernel", "fused-add-norm", "fused-bias-gelu"}, "CUDA speed");
   return options;
 }
 

@@ -4,10 +4,9 @@
 #pragma once
 #include <cstdint>
 
-namespace lmzoo::cuda_kernels {
+#include "models/kernels/cuda/element_type.h"
 
-// The element types the kernels read and write (their arithmetic is fp32).
-enum class ElementType { kFloat, kBFloat16, kHalf };
+namespace lmzoo::cuda_kernels {
 
 // The widest row the backward kernel takes: its per-block weight-gradient sums (2 x columns floats) and its
 // 128-byte reduction scratch fit the 48 KiB of shared memory a block gets without opting in to more.
