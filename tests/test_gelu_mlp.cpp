@@ -34,8 +34,9 @@ struct MlpOperands {
   torch::Tensor x, fc_weight, fc_bias, proj_weight, proj_bias;
 
   MlpOperands(int64_t in, int64_t hidden, int64_t out, bool bias, torch::TensorOptions options) {
+    const auto dtype = torch::typeMetaToScalarType(options.dtype());  // the default dtype where options has none
     auto make = [&](std::vector<int64_t> sizes, double scale) {
-      return (torch::randn(sizes, options.dtype(torch::kDouble)) * scale).to(options).requires_grad_();
+      return (torch::randn(sizes, torch::kDouble) * scale).to(options.device(), dtype).requires_grad_();
     };
     x = make({2, 7, in}, 1.0);
     fc_weight = make({hidden, in}, 1.0 / std::sqrt(double(in)));
