@@ -90,6 +90,22 @@ void check_against_plain(const MlpOperands& m, double tolerance) {
   }
 }
 
+// fp32 matrix products in full fp32 (no TF32) on both paths while it lives; the previous setting afterwards.
+class FullFp32Products {
+ public:
+  FullFp32Products() : previous_(at::globalContext().float32MatmulPrecision()) {
+    at::globalContext().setFloat32MatmulPrecision("highest");
+  }
+  ~FullFp32Products() {
+    at::globalContext().setFloat32MatmulPrecision(previous_ == at::Float32MatmulPrecision::HIGHEST ? "highest"
+                                                  : previous_ == at::Float32MatmulPrecision::HIGH  ? "high"
+                                                                                                   : "medium");
+  }
+
+ private:
+  at::Float32MatmulPrecision previous_;
+};
+
 ModelConfig tanh_gelu_gpt() {
   ModelConfig config = tiny_gpt_config();
   config.activation = Activation::kGeluTanh;
@@ -207,8 +223,7 @@ TEST_CASE("CUDA: gelu_mlp with cuBLASLt's epilogues equals the plain layers, val
   LMZOO_SKIP_UNLESS_CUDA();
   REQUIRE(LMZOO_WITH_CUDA_KERNELS);
   const torch::Device cuda(torch::kCUDA, 0);
-  const auto precision = at::globalContext().float32MatmulPrecision();
-  at::globalContext().setFloat32MatmulPrecision("highest");  // fp32 products in fp32 on both paths
+  const FullFp32Products full_fp32;
   struct Case {
     torch::ScalarType dtype;
     double tolerance;
@@ -238,16 +253,13 @@ TEST_CASE("CUDA: gelu_mlp with cuBLASLt's epilogues equals the plain layers, val
     CHECK_FALSE(fused_bias_gelu_applies(m.x.to(torch::kBFloat16), m.fc_weight, m.fc_bias, m.proj_weight,
                                         m.proj_bias));
   }
-  at::globalContext().setFloat32MatmulPrecision(precision == at::Float32MatmulPrecision::HIGHEST ? "highest"
-                                                : precision == at::Float32MatmulPrecision::HIGH  ? "high"
-                                                                                                : "medium");
 }
 
 TEST_CASE("CUDA: a tanh-GELU model with fused bias + GELU gives the plain model's outputs and gradients",
           "[.cuda][cuda][gelu_mlp]") {
   LMZOO_SKIP_UNLESS_CUDA();
   const torch::Device cuda(torch::kCUDA, 0);
-  at::globalContext().setFloat32MatmulPrecision("highest");
+  const FullFp32Products full_fp32;
   torch::manual_seed(6);
   GPT model(tanh_gelu_gpt());
   model->to(cuda);
