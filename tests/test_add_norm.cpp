@@ -13,6 +13,7 @@
 #include "models/layers/positions.h"
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
+#include "tests/switch_scope_checks.h"
 #include "tests/train_run_helpers.h"
 
 using namespace lmzoo;
@@ -37,17 +38,7 @@ std::vector<torch::Tensor> gradients_of(torch::nn::Module& module) {
 }  // namespace
 
 TEST_CASE("fused add + norm: off until a scope switches it on, restored after the scope", "[add_norm]") {
-  CHECK_FALSE(fused_add_norm_enabled());
-  {
-    const FusedAddNormScope on(true);
-    CHECK(fused_add_norm_enabled());
-    {
-      const FusedAddNormScope off(false);
-      CHECK_FALSE(fused_add_norm_enabled());
-    }
-    CHECK(fused_add_norm_enabled());
-  }
-  CHECK_FALSE(fused_add_norm_enabled());
+  check_switch_scopes<FusedAddNormScope>(fused_add_norm_enabled);
 }
 
 TEST_CASE("fused add + norm: the reason it cannot run names the device, then the build", "[add_norm]") {

@@ -14,6 +14,7 @@
 #include "models/torch_compat.h"
 #include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
+#include "tests/switch_scope_checks.h"
 #include "tests/train_run_helpers.h"
 
 using namespace lmzoo;
@@ -117,17 +118,7 @@ ModelConfig tanh_gelu_gpt() {
 }  // namespace
 
 TEST_CASE("fused bias + GELU: off until a scope switches it on, restored after the scope", "[gelu_mlp]") {
-  CHECK_FALSE(fused_bias_gelu_enabled());
-  {
-    const FusedBiasGeluScope on(true);
-    CHECK(fused_bias_gelu_enabled());
-    {
-      const FusedBiasGeluScope off(false);
-      CHECK_FALSE(fused_bias_gelu_enabled());
-    }
-    CHECK(fused_bias_gelu_enabled());
-  }
-  CHECK_FALSE(fused_bias_gelu_enabled());
+  check_switch_scopes<FusedBiasGeluScope>(fused_bias_gelu_enabled);
 }
 
 TEST_CASE("fused bias + GELU: the reason it cannot run names the device, the activation, the width, the build",
