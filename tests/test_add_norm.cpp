@@ -11,7 +11,6 @@
 #include "models/kernels/add_norm.h"
 #include "models/kernels/cpu_features.h"
 #include "models/layers/positions.h"
-#include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
 #include "tests/switch_scope_checks.h"
 #include "tests/train_run_helpers.h"
@@ -20,8 +19,6 @@ using namespace lmzoo;
 using namespace lmzoo::test;
 
 namespace {
-
-bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Largest |a - b| over all elements, in fp32.
 double max_difference(const torch::Tensor& a, const torch::Tensor& b) {
@@ -61,19 +58,7 @@ TEST_CASE("fused add + norm: CPU tensors take the plain ops even when switched o
 
 TEST_CASE("CLI: a CPU run with --fused-add-norm says it takes the plain ops; a bad value is one line",
           "[add_norm][cli]") {
-  const std::string bench = "bench --vocab-size 99 --steps 3 --skip 1 --batch-size 2 --threads 1";
-  const auto r = run_cli(bench + " --fused-add-norm");
-  INFO(r.err << r.out);
-  REQUIRE(r.exit_code == 0);
-  CHECK(mentions(r.err, "fused add + norm: plain ops (the device is cpu, not a CUDA GPU)\n"));
-  const auto plain = run_cli(bench);
-  REQUIRE(plain.exit_code == 0);
-  CHECK_FALSE(mentions(plain.err, "fused add + norm"));
-  const auto bad = run_cli("bench --vocab-size 99 --steps 3 --fused-add-norm=maybe");
-  CHECK(bad.exit_code == 2);
-  CHECK(count_lines(bad.err) == 1);
-  const auto help = run_cli("train --help");
-  CHECK(mentions(help.out, "--fused-add-norm"));
+  check_cpu_run_takes_plain_ops("fused-add-norm", "fused add + norm");
 }
 
 TEST_CASE("CUDA: the fused add + norm kernel equals the add and the norm module, values and gradients",

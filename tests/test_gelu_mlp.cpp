@@ -12,7 +12,6 @@
 #include "models/kernels/gelu_mlp.h"
 #include "models/layers/feed_forward.h"
 #include "models/torch_compat.h"
-#include "tests/cli_helpers.h"
 #include "tests/model_fixtures.h"
 #include "tests/switch_scope_checks.h"
 #include "tests/train_run_helpers.h"
@@ -21,8 +20,6 @@ using namespace lmzoo;
 using namespace lmzoo::test;
 
 namespace {
-
-bool mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Largest |a - b| over all elements, in double.
 double max_difference(const torch::Tensor& a, const torch::Tensor& b) {
@@ -198,15 +195,7 @@ TEST_CASE("fused bias + GELU: CPU tensors take the plain layers even when switch
 
 TEST_CASE("CLI: a CPU run with --fused-bias-gelu says it takes the plain ops; a bad value is one line",
           "[gelu_mlp][cli]") {
-  const auto r = run_cli("bench --vocab-size 99 --steps 3 --skip 1 --batch-size 2 --threads 1 --fused-bias-gelu");
-  INFO(r.err << r.out);
-  REQUIRE(r.exit_code == 0);
-  CHECK(mentions(r.err, "fused bias + GELU: plain ops (the device is cpu, not a CUDA GPU)\n"));
-  const auto bad = run_cli("bench --vocab-size 99 --steps 3 --fused-bias-gelu=maybe");
-  CHECK(bad.exit_code == 2);
-  CHECK(count_lines(bad.err) == 1);
-  const auto help = run_cli("train --help");
-  CHECK(mentions(help.out, "--fused-bias-gelu"));
+  check_cpu_run_takes_plain_ops("fused-bias-gelu", "fused bias + GELU");
 }
 
 TEST_CASE("CUDA: gelu_mlp with cuBLASLt's epilogues equals the plain layers, values and gradients",
