@@ -1,8 +1,11 @@
 // Checks shared by the process-wide kernel switches (--fused-add-norm, --fused-bias-gelu): off until a scope
 // switches them on, nested scopes win while they live, the previous setting comes back after each; on a CPU the
-// command line takes the flag, says the run takes the plain ops, refuses a bad value in one line.
+// command line takes the flag, says the run takes the plain ops, refuses a bad value in one line; a run with the
+// switch follows the plain run's losses.
 #pragma once
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "tests/catch_compat.h"
 #include "tests/cli_helpers.h"
@@ -44,6 +47,17 @@ inline void check_cpu_run_takes_plain_ops(const std::string& flag, const std::st
   CHECK(count_lines(bad.err) == 1);
   const auto help = run_cli("train --help");
   CHECK(mentions(help.out, "--" + flag));
+}
+
+// FUSED has STEPS losses, each within TOLERANCE (relative) of PLAIN's at the same step.
+inline void check_losses_follow(const std::vector<double>& plain, const std::vector<double>& fused, size_t steps,
+                                double tolerance) {
+  REQUIRE(plain.size() == steps);
+  REQUIRE(fused.size() == plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    INFO("step " << i + 1);
+    CHECK(std::abs(fused[i] - plain[i]) <= tolerance * std::abs(plain[i]));
+  }
 }
 
 }  // namespace lmzoo::test

@@ -222,13 +222,7 @@ TEST_CASE("CUDA: a training run with --fused-add-norm follows the plain run's lo
       return losses_per_step(request, cuda);
     };
     const auto plain = losses_of(false), fused = losses_of(true);
-    REQUIRE(plain.size() == 5);
-    REQUIRE(fused.size() == plain.size());
-    const double tolerance = precision == Precision::kFp32 ? 1e-5 : 5e-3;
-    for (size_t i = 0; i < plain.size(); ++i) {
-      INFO("step " << i + 1);
-      CHECK(std::abs(fused[i] - plain[i]) <= tolerance * std::abs(plain[i]));
-    }
+    check_losses_follow(plain, fused, 5, precision == Precision::kFp32 ? 1e-5 : 5e-3);
     CHECK_FALSE(fused_add_norm_enabled());  // the run's scope ended with it
   }
 }

@@ -281,13 +281,7 @@ TEST_CASE("CUDA: a training run with --fused-bias-gelu follows the plain run's l
     const int64_t before = gelu_mlp_epilogue_products();
     const auto fused = losses_of(true);
     CHECK(gelu_mlp_epilogue_products() > before);
-    REQUIRE(plain.size() == 5);
-    REQUIRE(fused.size() == plain.size());
-    const double tolerance = precision == Precision::kFp32 ? 1e-5 : 5e-3;
-    for (size_t i = 0; i < plain.size(); ++i) {
-      INFO("step " << i + 1);
-      CHECK(std::abs(fused[i] - plain[i]) <= tolerance * std::abs(plain[i]));
-    }
+    check_losses_follow(plain, fused, 5, precision == Precision::kFp32 ? 1e-5 : 5e-3);
     CHECK_FALSE(fused_bias_gelu_enabled());  // the run's scope ended with it
   }
 }
